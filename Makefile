@@ -1,0 +1,46 @@
+# Hermes Ops — `make run` serves the product, `make test` runs the whole suite.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+PIP    := $(BIN)/python -m pip
+HOST   ?= 127.0.0.1
+PORT   ?= 8000
+WORKERS ?= 2
+
+.PHONY: run install install-dev migrate test bench bench-scale demo soak clean messages
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(PIP) install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+	$(PIP) install --quiet -e '.[dev]'
+	touch $@ $(VENV)/.installed
+
+install: $(VENV)/.installed
+install-dev: $(VENV)/.installed-dev
+
+migrate: install
+	$(BIN)/python manage.py migrate --no-input
+
+run: install migrate
+	$(BIN)/python manage.py collectstatic --no-input --verbosity 0
+	$(BIN)/python manage.py ensure_admin
+	@echo "Serving Hermes Ops on http://$(HOST):$(PORT)/ (Ctrl-C stops it)"
+	$(BIN)/gunicorn project.wsgi --bind $(HOST):$(PORT) --workers $(WORKERS) --access-logfile - --graceful-timeout 5
+
+test: install-dev
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+bench: install-dev
+	$(BIN)/python -m tests.bench.run
+
+bench-scale: install-dev
+	$(BIN)/python -m tests.bench.run --scale
+
+clean:
+	rm -rf $(VENV) var/staticfiles test-output

@@ -1,0 +1,294 @@
+"""API conventions shared by every JSON endpoint (SPEC §2).
+
+* ``EnvelopeJSONRenderer`` wraps every body in ``{"code", "message", "data"}``.
+* ``exception_handler`` turns DRF and domain errors into that envelope with the
+  right status (422 for validation, with ``data.errors`` per field).
+* ``StrictJSONParser`` refuses invalid UTF-8 and malformed JSON (400), bodies
+  over ``MAX_BODY_BYTES`` (413), and NUL characters or nesting deeper than
+  ``MAX_JSON_DEPTH`` (422).
+* ``Pagination`` reads ``page`` and ``pageSize`` (default 50, at most 500).
+* ``project.authentication.TokenAuthentication`` (knox's hashed API tokens) and
+  ``project.routers.ApiRouter`` (optional trailing slash) live in their own
+  modules because DRF imports authentication classes while it loads its views.
+"""
+
+from __future__ import annotations
+
+import json
+
+from django.conf import settings
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, JsonResponse
+from rest_framework import exceptions, status
+from rest_framework.pagination import PageNumberPagination
+from rest_framework.parsers import BaseParser
+from rest_framework.renderers import JSONRenderer
+from rest_framework.response import Response
+
+from project import errors
+
+
+class UnprocessableEntity(exceptions.APIException):
+    """422 raised below the serializer layer (parser, pagination)."""
+
+    status_code = 422
+    default_detail = "The request body is not acceptable."
+    default_code = "unprocessable"
+
+
+class PayloadTooLarge(exceptions.APIException):
+    """413: body over ``MAX_BODY_BYTES``."""
+
+    status_code = 413
+    default_code = "payload_too_large"
+
+    def __init__(self):
+        super().__init__(f"The request body is larger than the limit of {settings.MAX_BODY_BYTES} bytes.")
+
+
+def json_problems(value, *, max_depth: int) -> str | None:
+    """Return a sentence describing why parsed JSON ``value`` is refused, or None.
+
+    Checks nesting (containers deeper than ``max_depth``) and NUL characters in
+    keys or strings, which PostgreSQL cannot store (SPEC §2). Iterative, so a
+    hostile document cannot exhaust the stack.
+    """
+    stack = [(value, 1, "")]
+    while stack:
+        item, depth, where = stack.pop()
+        if isinstance(item, dict):
+            if depth > max_depth:
+                return f"The JSON body is nested deeper than {max_depth} levels."
+            for key, child in item.items():
+                if "\x00" in key:
+                    return f"A key at '{where or '$'}' contains a NUL character, which is not allowed."
+                stack.append((child, depth + 1, f"{where}.{key}" if where else key))
+        elif isinstance(item, list):
+            if depth > max_depth:
+                return f"The JSON body is nested deeper than {max_depth} levels."
+            for index, child in enumerate(item):
+                stack.append((child, depth + 1, f"{where}[{index}]"))
+        elif isinstance(item, str) and "\x00" in item:
+            return f"The field '{where or '$'}' contains a NUL character, which is not allowed."
+    return None
+
+
+def _reject_constant(name):
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def parse_json_bytes(raw: bytes):
+    """Decode a JSON request body under the SPEC §2 rules.
+
+    Returns the parsed value. Raises ``exceptions.ParseError`` (400) for invalid
+    UTF-8 or malformed JSON, ``UnprocessableEntity`` (422) for NUL characters or
+    excessive nesting.
+    """
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise exceptions.ParseError(f"The request body is not valid UTF-8 (byte {exc.start}).") from None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    try:
+        value = json.loads(text, parse_constant=_reject_constant)
+    except RecursionError:
+        raise UnprocessableEntity(f"The JSON body is nested deeper than {settings.MAX_JSON_DEPTH} levels.") from None
+    except ValueError as exc:
+        raise exceptions.ParseError(f"The request body is not valid JSON: {exc}.") from None
+    problem = json_problems(value, max_depth=settings.MAX_JSON_DEPTH)
+    if problem:
+        raise UnprocessableEntity(problem)
+    return value
+
+
+class StrictJSONParser(BaseParser):
+    """JSON parser enforcing the size, encoding, NUL and depth rules of SPEC §2."""
+
+    media_type = "application/json"
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        limit = settings.MAX_BODY_BYTES
+        raw = stream.read(limit + 1) if stream is not None else b""
+        if len(raw) > limit:
+            raise PayloadTooLarge()
+        if not raw.strip():
+            return {}
+        return parse_json_bytes(raw)
+
+
+def envelope(code: int, message: str, data=None) -> dict:
+    """The body of every JSON answer: ``{"code", "message", "data"}`` (SPEC §2)."""
+    return {"code": code, "message": message, "data": data}
+
+
+class EnvelopeJSONRenderer(JSONRenderer):
+    """Wrap successful bodies in the envelope; error bodies arrive wrapped
+    already from ``exception_handler``."""
+
+    def render(self, data, accepted_media_type=None, renderer_context=None):
+        response = (renderer_context or {}).get("response")
+        if response is not None and not getattr(response, "enveloped", False):
+            data = envelope(response.status_code, "success", data)
+        return super().render(data, accepted_media_type, renderer_context)
+
+
+def _first_message(errors_dict) -> str:
+    """One sentence from DRF's nested error structure, naming the field."""
+
+    def walk(value, path):
+        if isinstance(value, dict):
+            for key, child in value.items():
+                found = walk(child, f"{path}.{key}" if path and key != "non_field_errors" else (path or key))
+                if found:
+                    return found
+        elif isinstance(value, list):
+            for index, child in enumerate(value):
+                if isinstance(child, (dict, list)):
+                    found = walk(child, f"{path}[{index}]")
+                else:
+                    found = (path, str(child))
+                if found:
+                    return found
+        elif value:
+            return (path, str(value))
+        return None
+
+    found = walk(errors_dict, "")
+    if not found:
+        return "The request is not valid."
+    path, text = found
+    if not path or path == "non_field_errors":
+        return text
+    return f"{path}: {text}"
+
+
+def _flatten_errors(detail) -> dict[str, list[str]]:
+    """DRF's error detail → ``{"field": ["message", …]}`` with dotted paths."""
+    out: dict[str, list[str]] = {}
+
+    def walk(value, path):
+        if isinstance(value, dict):
+            for key, child in value.items():
+                name = key if key != "non_field_errors" else "nonFieldErrors"
+                walk(child, f"{path}.{name}" if path else name)
+        elif isinstance(value, list):
+            if all(not isinstance(v, (dict, list)) for v in value):
+                out.setdefault(path or "nonFieldErrors", []).extend(str(v) for v in value)
+            else:
+                for index, child in enumerate(value):
+                    walk(child, f"{path}[{index}]")
+        else:
+            out.setdefault(path or "nonFieldErrors", []).append(str(value))
+
+    walk(detail, "")
+    return out
+
+
+def error_response(status_code: int, message: str, data=None, headers=None) -> Response:
+    """A DRF Response carrying an error envelope."""
+    response = Response(envelope(status_code, message, data), status=status_code, headers=headers)
+    response.enveloped = True
+    return response
+
+
+def exception_handler(exc, context):
+    """Map every error to the envelope (SPEC §2). Unknown exceptions propagate
+    (a real server error), everything caused by the request is a 4xx."""
+    if isinstance(exc, errors.DomainError):
+        headers = {}
+        if isinstance(exc, errors.LimitReached) and exc.retry_after is not None:
+            headers["Retry-After"] = str(exc.retry_after)
+        if isinstance(exc, errors.Unauthorized):
+            headers["WWW-Authenticate"] = "Token"
+        data = {"errors": exc.errors} if exc.errors else None
+        return error_response(exc.status, exc.message, data, headers)
+    if isinstance(exc, Http404):
+        return error_response(404, str(exc) if str(exc) else "Not found.")
+    if isinstance(exc, PermissionDenied):
+        return error_response(403, str(exc) or "You do not have permission to perform this action.")
+    if isinstance(exc, exceptions.ValidationError):
+        detail = exc.detail if isinstance(exc.detail, dict) else {"nonFieldErrors": exc.detail}
+        return error_response(422, _first_message(detail), {"errors": _flatten_errors(detail)})
+    if isinstance(exc, exceptions.APIException):
+        headers = {}
+        status_code = exc.status_code
+        if isinstance(exc, (exceptions.NotAuthenticated, exceptions.AuthenticationFailed)):
+            status_code = 401  # token auth comes first, so never 403 here (SPEC §2)
+            headers["WWW-Authenticate"] = "Token"
+        if getattr(exc, "wait", None):
+            headers["Retry-After"] = str(int(exc.wait))
+        detail = exc.detail
+        message = str(detail) if not isinstance(detail, (dict, list)) else _first_message(detail)
+        return error_response(status_code, message, None, headers)
+    return None
+
+
+class Pagination(PageNumberPagination):
+    """``page`` and ``pageSize`` (default 50, 1..500); data is
+    ``{count, next, previous, results}`` (SPEC §2)."""
+
+    page_size = 50
+    page_size_query_param = "pageSize"
+    max_page_size = 500
+
+    def get_page_size(self, request):
+        raw = request.query_params.get(self.page_size_query_param)
+        if raw is None:
+            return self.page_size
+        try:
+            size = int(raw)
+        except ValueError:
+            size = 0
+        if not 1 <= size <= self.max_page_size:
+            raise UnprocessableEntity(f"pageSize must be an integer from 1 to {self.max_page_size}, not {raw!r}.")
+        return size
+
+    def get_paginated_response_schema(self, schema):
+        return {
+            "type": "object",
+            "required": ["count", "results"],
+            "properties": {
+                "count": {"type": "integer"},
+                "next": {"type": "string", "nullable": True, "format": "uri"},
+                "previous": {"type": "string", "nullable": True, "format": "uri"},
+                "results": schema,
+            },
+        }
+
+    def get_schema_operation_parameters(self, view):
+        return [
+            {"name": "page", "required": False, "in": "query", "schema": {"type": "integer", "minimum": 1}},
+            {
+                "name": "pageSize",
+                "required": False,
+                "in": "query",
+                "schema": {"type": "integer", "minimum": 1, "maximum": self.max_page_size},
+            },
+        ]
+
+
+def json_error(status_code: int, message: str, data=None, headers=None) -> JsonResponse:
+    """A plain Django JsonResponse carrying an error envelope (for middleware
+    and URL-level handlers that run outside DRF)."""
+    response = JsonResponse(envelope(status_code, message, data), status=status_code, json_dumps_params={"ensure_ascii": False})
+    for key, value in (headers or {}).items():
+        response[key] = value
+    return response
+
+
+def is_api_path(path: str) -> bool:
+    """True for paths answered in JSON (the API and the internal endpoints)."""
+    return path.startswith(("/api/", "/internal/", "/healthz"))
+
+
+__all__ = [
+    "EnvelopeJSONRenderer",
+    "Pagination",
+    "StrictJSONParser",
+    "envelope",
+    "error_response",
+    "exception_handler",
+    "json_error",
+    "status",
+]

@@ -1,0 +1,58 @@
+"""Middleware enforcing SPEC §2 outside DRF: body size (413) and a database
+outage answered as 503 in the envelope, never an HTML 500 page."""
+
+from django.conf import settings
+from django.db import DatabaseError, InterfaceError, OperationalError
+from django.http import HttpResponse
+
+from project.api import is_api_path, json_error
+
+
+class BodySizeLimitMiddleware:
+    """Refuse a request whose declared ``Content-Length`` exceeds
+    ``MAX_BODY_BYTES`` with 413 before anything reads the body. Bodies without a
+    length are bounded by the JSON parser."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        try:
+            length = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            length = 0
+        if length > settings.MAX_BODY_BYTES:
+            message = f"The request body is larger than the limit of {settings.MAX_BODY_BYTES} bytes."
+            if is_api_path(request.path):
+                return json_error(413, message)
+            return HttpResponse(message, status=413, content_type="text/plain; charset=utf-8")
+        return self.get_response(request)
+
+
+def _database_down(exc) -> bool:
+    if isinstance(exc, (OperationalError, InterfaceError)):
+        return True
+    # psycopg raises its own OperationalError subclasses wrapped by Django;
+    # a DatabaseError whose cause is a connection failure counts too.
+    return isinstance(exc, DatabaseError) and "connect" in str(exc).lower()
+
+
+class DatabaseUnavailableMiddleware:
+    """Answer 503 (envelope for the API, a short page otherwise) when the
+    database cannot be reached, so an outage never shows a 500 (SPEC §2)."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_exception(self, request, exc):
+        if not _database_down(exc):
+            return None
+        message = "The database is unavailable; try again shortly."
+        if is_api_path(request.path):
+            return json_error(503, message, headers={"Retry-After": "5"})
+        response = HttpResponse(message, status=503, content_type="text/plain; charset=utf-8")
+        response["Retry-After"] = "5"
+        return response

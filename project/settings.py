@@ -1,0 +1,283 @@
+"""Hermes Ops settings: one module, every value from the environment (SPEC §1).
+
+Each variable is read and validated here, at start-up; a bad value raises
+``ImproperlyConfigured`` naming the variable, so the process never starts
+half-configured. The README lists every variable.
+"""
+
+import os
+import secrets
+from pathlib import Path
+from urllib.parse import urlparse
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(os.environ.get("HERMES_OPS_VAR_DIR", BASE_DIR / "var"))
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+def env_bool(name: str, default: bool) -> bool:
+    """Read a boolean variable (``1/true/yes/on`` or ``0/false/no/off``)."""
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    value = raw.strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise ImproperlyConfigured(f"{name}={raw!r} is not a boolean; use true or false.")
+
+
+def env_int(name: str, default: int, *, minimum: int = 0, maximum: int | None = None) -> int:
+    """Read an integer variable within ``[minimum, maximum]``."""
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        raise ImproperlyConfigured(f"{name}={raw!r} is not an integer.") from None
+    if value < minimum or (maximum is not None and value > maximum):
+        bound = f"between {minimum} and {maximum}" if maximum is not None else f"at least {minimum}"
+        raise ImproperlyConfigured(f"{name}={value} is out of range; it must be {bound}.")
+    return value
+
+
+def env_list(name: str, default: list[str]) -> list[str]:
+    """Read a comma-separated list variable."""
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def _secret_key() -> str:
+    """``SECRET_KEY`` from the environment, else the generated key kept in
+    ``var/secret_key`` (created once, mode 0600, so restarts and every worker agree)."""
+    key = os.environ.get("SECRET_KEY", "").strip()
+    if key:
+        if len(key) < 32:
+            raise ImproperlyConfigured("SECRET_KEY is too short; use at least 32 characters.")
+        return key
+    path = VAR_DIR / "secret_key"
+    if not path.exists():
+        VAR_DIR.mkdir(parents=True, exist_ok=True)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            pass  # another process won the race; read its key below
+        else:
+            with os.fdopen(fd, "w") as fh:
+                fh.write(secrets.token_urlsafe(50))
+    return path.read_text().strip()
+
+
+SECRET_KEY = _secret_key()
+DEBUG = env_bool("DEBUG", False)
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "knox",
+    "django_filters",
+    "drf_spectacular",
+    "project",
+    "patterns",
+    "contextquery",
+]
+
+MIDDLEWARE = [
+    "project.middleware.BodySizeLimitMiddleware",
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.locale.LocaleMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "project.middleware.DatabaseUnavailableMiddleware",
+]
+
+ROOT_URLCONF = "project.urls"
+WSGI_APPLICATION = "project.wsgi.application"
+APPEND_SLASH = False
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.template.context_processors.i18n",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Database: embedded SQLite by default, PostgreSQL when DATABASE_URL is set.
+DATABASE_URL = os.environ.get("DATABASE_URL", "").strip()
+if DATABASE_URL:
+    try:
+        _db = dj_database_url.parse(DATABASE_URL, conn_max_age=60, conn_health_checks=True)
+    except Exception as exc:  # dj-database-url raises several types
+        raise ImproperlyConfigured(f"DATABASE_URL is not a valid database URL: {exc}") from None
+    if not _db.get("ENGINE"):
+        raise ImproperlyConfigured("DATABASE_URL names an unknown database scheme.")
+    if _db["ENGINE"] == "django.db.backends.sqlite3":
+        _db.setdefault("OPTIONS", {})
+else:
+    VAR_DIR.mkdir(parents=True, exist_ok=True)
+    _db = {
+        "ENGINE": "django.db.backends.sqlite3",
+        "NAME": os.environ.get("SQLITE_PATH", str(VAR_DIR / "db.sqlite3")),
+    }
+if _db["ENGINE"] == "django.db.backends.sqlite3":
+    # WAL lets readers run beside the writer; IMMEDIATE makes every transaction
+    # take the write lock up front, so concurrent writers queue (busy timeout)
+    # instead of failing with "database is locked" on lock upgrade (SPEC §1).
+    _db["OPTIONS"] = {
+        "transaction_mode": "IMMEDIATE",
+        "timeout": 20,
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;",
+        **_db.get("OPTIONS", {}),
+    }
+    _db["TEST"] = {"NAME": os.environ.get("SQLITE_TEST_PATH") or None}
+DATABASES = {"default": _db}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Cache: local memory by default, Redis when REDIS_URL is set.
+REDIS_URL = os.environ.get("REDIS_URL", "").strip()
+if REDIS_URL:
+    if urlparse(REDIS_URL).scheme not in {"redis", "rediss", "unix"}:
+        raise ImproperlyConfigured("REDIS_URL must start with redis://, rediss:// or unix://.")
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "/patterns/"
+LOGOUT_REDIRECT_URL = "login"
+
+LANGUAGE_CODE = "en"
+LANGUAGES = [("en", "English"), ("zh-hans", "简体中文")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
+USE_I18N = True
+TIME_ZONE = "UTC"
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = VAR_DIR / "staticfiles"
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
+
+SESSION_COOKIE_HTTPONLY = True
+CSRF_COOKIE_HTTPONLY = False
+X_FRAME_OPTIONS = "DENY"
+
+# --- API conventions (SPEC §2).
+MAX_BODY_BYTES = env_int("MAX_BODY_BYTES", 5 * 1024 * 1024, minimum=1024)
+MAX_JSON_DEPTH = 64
+DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_BODY_BYTES
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "project.authentication.TokenAuthentication",  # first: an anonymous API call gets 401
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_RENDERER_CLASSES": ["project.api.EnvelopeJSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["project.api.StrictJSONParser"],
+    "DEFAULT_PAGINATION_CLASS": "project.api.Pagination",
+    "PAGE_SIZE": 50,
+    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    "EXCEPTION_HANDLER": "project.api.exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "project.schema.EnvelopeAutoSchema",
+    "DATETIME_FORMAT": "iso-8601",
+    "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+}
+
+REST_KNOX = {
+    "AUTH_HEADER_PREFIX": "Token",
+    "TOKEN_TTL": None,
+    "AUTO_REFRESH": False,
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Hermes Ops API",
+    "DESCRIPTION": (
+        "Error patterns, run recording and the internal context query of Hermes Ops. "
+        "Every body is the envelope {code, message, data}; code equals the HTTP status."
+    ),
+    "VERSION": "0.1.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {},
+}
+
+# --- Error patterns (SPEC §3.3).
+PATTERNS_SCAN_CHARS = env_int("PATTERNS_SCAN_CHARS", 500, minimum=1)
+PATTERNS_SCAN_TAIL_CHARS = env_int("PATTERNS_SCAN_TAIL_CHARS", 300, minimum=0)
+
+# --- Context query (SPEC §4.5): defaults, each overridden by HERMES_CONTEXT_QUERY_<KEY>.
+_CQ_PREFIX = "HERMES_CONTEXT_QUERY_"
+HERMES_CONTEXT_QUERY = {
+    "ENABLED": env_bool(_CQ_PREFIX + "ENABLED", True),
+    "TOKEN_TTL_SECONDS": env_int(_CQ_PREFIX + "TOKEN_TTL_SECONDS", 120, minimum=1),
+    "TOKEN_MAX_LIFETIME_SECONDS": env_int(_CQ_PREFIX + "TOKEN_MAX_LIFETIME_SECONDS", 3600, minimum=1),
+    "CLEANUP_INTERVAL_SECONDS": env_int(_CQ_PREFIX + "CLEANUP_INTERVAL_SECONDS", 60, minimum=1),
+    "MAX_TOKENS_PER_VISIT": env_int(_CQ_PREFIX + "MAX_TOKENS_PER_VISIT", 4, minimum=1),
+    "MAX_QUERIES_PER_VISIT": env_int(_CQ_PREFIX + "MAX_QUERIES_PER_VISIT", 50, minimum=1),
+    "MAX_BYTES": env_int(_CQ_PREFIX + "MAX_BYTES", 8192, minimum=512, maximum=102400),
+    "MAX_VISITS_PER_RUN": env_int(_CQ_PREFIX + "MAX_VISITS_PER_RUN", 200, minimum=1),
+    "MAX_PATHS": env_int(_CQ_PREFIX + "MAX_PATHS", 100, minimum=1),
+    "MAX_PATH_DEPTH": env_int(_CQ_PREFIX + "MAX_PATH_DEPTH", 200, minimum=1),
+    "BASE_URL": os.environ.get(_CQ_PREFIX + "BASE_URL", "http://127.0.0.1:8000").rstrip("/"),
+    "ALLOWED_CLIENTS": env_list(_CQ_PREFIX + "ALLOWED_CLIENTS", ["127.0.0.0/8", "::1"]),
+}
+if urlparse(HERMES_CONTEXT_QUERY["BASE_URL"]).scheme not in {"http", "https"}:
+    raise ImproperlyConfigured(_CQ_PREFIX + "BASE_URL must be an http:// or https:// URL.")
+try:
+    import ipaddress
+
+    HERMES_CONTEXT_QUERY["ALLOWED_NETWORKS"] = [
+        ipaddress.ip_network(item, strict=False) for item in HERMES_CONTEXT_QUERY["ALLOWED_CLIENTS"]
+    ]
+except ValueError as exc:
+    raise ImproperlyConfigured(f"{_CQ_PREFIX}ALLOWED_CLIENTS has an invalid address or network: {exc}") from None
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "loggers": {
+        "django": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+        "hermes_ops": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    },
+}

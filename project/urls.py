@@ -1,0 +1,29 @@
+"""Root URLs. Each app owns its pages (``<app>/urls.py``) and its API
+(``<app>/api/urls.py``); API routes accept an optional trailing slash."""
+
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import include, path, re_path
+from django.views.generic import RedirectView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from project import views
+
+handler404 = "project.views.handler404"
+handler500 = "project.views.handler500"
+
+urlpatterns = [
+    path("", RedirectView.as_view(url="/patterns/", permanent=False)),
+    re_path(r"^healthz/?$", views.healthz, name="healthz"),
+    path("admin/", admin.site.urls),
+    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("i18n/", include("django.conf.urls.i18n")),
+    re_path(r"^api/schema/?$", SpectacularAPIView.as_view(), name="schema"),
+    re_path(r"^api/docs/?$", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
+    path("api/", include("patterns.api.urls")),
+    path("api/", include("contextquery.api.urls")),
+    path("internal/context/", include("contextquery.api.internal_urls")),
+    path("patterns/", include("patterns.urls")),
+    path("runs/", include("contextquery.urls")),
+]

@@ -1,0 +1,57 @@
+"""Shared fixtures (cookiecutter-django style): users, API clients, factories.
+
+hermes-agent reads HERMES_HOME at import time; it points at a throw-away
+folder for the whole session so no test touches a real ~/.hermes.
+"""
+
+import os
+import tempfile
+
+os.environ.setdefault("HERMES_HOME", tempfile.mkdtemp(prefix="hermes-home-"))
+
+import pytest  # noqa: E402
+from knox.models import AuthToken  # noqa: E402
+from rest_framework.test import APIClient  # noqa: E402
+
+from tests.factories import UserFactory  # noqa: E402
+
+
+@pytest.fixture
+def user(db):
+    """An authenticated, non-staff user."""
+    return UserFactory()
+
+
+@pytest.fixture
+def staff_user(db):
+    """A staff user (may write patterns, read runs)."""
+    return UserFactory(is_staff=True)
+
+
+@pytest.fixture
+def superuser(db):
+    return UserFactory(is_staff=True, is_superuser=True)
+
+
+def token_client(user) -> APIClient:
+    """An APIClient authenticating with a fresh knox token of ``user``."""
+    _, token = AuthToken.objects.create(user=user)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
+    client.token = token
+    return client
+
+
+@pytest.fixture
+def anon_client():
+    return APIClient()
+
+
+@pytest.fixture
+def user_client(user):
+    return token_client(user)
+
+
+@pytest.fixture
+def staff_client(staff_user):
+    return token_client(staff_user)
