@@ -98,3 +98,23 @@ class PatternChange(models.Model):
 
     def __str__(self):
         return f"{self.pattern_name}: {self.action}"
+
+
+class PatternSetVersion(models.Model):
+    """One row whose ``version`` changes whenever the pattern set changes (SPEC §3.3).
+
+    Every worker process compares it with the version its compiled matcher was
+    built from, once per detection, so a change is seen everywhere at once even
+    with the per-process local-memory cache. A bump writes a fresh random value
+    rather than ``version + 1``: a rolled-back bump must never let a later,
+    different change reuse a number some process has already compiled.
+    """
+
+    version = models.BigIntegerField(default=0)
+
+    class Meta:
+        verbose_name = _("pattern set version")
+        verbose_name_plural = _("pattern set versions")
+
+    def __str__(self):
+        return str(self.version)
