@@ -1,0 +1,334 @@
+"""Parents, hops and predecessor path graphs of visits (SPEC §4.2).
+
+Pure: plain data in, plain data out, no Django import. The canvas is the run's
+``graph`` dict (``{nodes: [{id, …}], edges: [{source, target}]}``) or a
+:class:`Canvas` built from it once (preferred when many calls share a canvas:
+its ancestor sets are computed once per node and memoised). Visits are
+:class:`VisitNode` values; :func:`visit_node_of` builds one from anything with
+the same attributes (a ``Visit`` row included).
+
+Parent links always point to visits registered earlier (lower sortOrder), so
+the visit graph is acyclic; the canvas may have cycles, and nothing here can
+hang on either.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from typing import Iterable, Mapping
+
+MAX_PATHS = 100
+MAX_PATH_DEPTH = 200
+
+#: Visit statuses that count as "ended" when deriving DAG parents (SPEC §4.2).
+ENDED_STATUSES = frozenset({"SUCCESS", "FAILED", "SKIPPED"})
+
+EDGE = "edge"
+BACKTRACK = "backtrack"
+JUMP = "jump"
+
+
+@dataclass(frozen=True)
+class VisitNode:
+    """What the resolver needs of one visit.
+
+    ``parent_uuids`` are visit uuid strings (``()`` marks a root); ``status`` is
+    the visit status string, used only by :func:`derive_parents`.
+    """
+
+    visit_uuid: str
+    node_id: str
+    sort_order: int
+    parent_uuids: tuple[str, ...] = ()
+    status: str = ""
+
+
+def visit_node_of(visit) -> VisitNode:
+    """A :class:`VisitNode` from any object with ``visit_uuid``, ``node_id``,
+    ``sort_order``, ``parent_uuids`` and ``status`` attributes (e.g. a ``Visit``)."""
+    return VisitNode(
+        visit_uuid=str(visit.visit_uuid),
+        node_id=visit.node_id,
+        sort_order=visit.sort_order,
+        parent_uuids=tuple(str(p) for p in (visit.parent_uuids or ())),
+        status=str(visit.status or ""),
+    )
+
+
+class Canvas:
+    """A run's canvas with edge lookups and memoised ancestor sets.
+
+    Built from ``{nodes: [{id}], edges: [{source, target}]}``; malformed entries
+    are ignored (validation belongs to ``ingest``).
+    """
+
+    __slots__ = ("node_ids", "edges", "predecessors", "_ancestors")
+
+    def __init__(self, graph: Mapping | None):
+        graph = graph or {}
+        nodes = graph.get("nodes") or []
+        edges = graph.get("edges") or []
+        self.node_ids: list[str] = [n["id"] for n in nodes if isinstance(n, Mapping) and isinstance(n.get("id"), str)]
+        self.edges: set[tuple[str, str]] = set()
+        # Canvas predecessors in edge order, so derived parents are deterministic.
+        self.predecessors: dict[str, list[str]] = {}
+        for e in edges:
+            if not isinstance(e, Mapping):
+                continue
+            s, t = e.get("source"), e.get("target")
+            if not isinstance(s, str) or not isinstance(t, str) or (s, t) in self.edges:
+                continue
+            self.edges.add((s, t))
+            self.predecessors.setdefault(t, []).append(s)
+        self._ancestors: dict[str, frozenset[str]] = {}
+
+    def has_edge(self, source: str, target: str) -> bool:
+        return (source, target) in self.edges
+
+    def ancestors(self, node_id: str) -> frozenset[str]:
+        """Every node with a canvas path to ``node_id`` (itself only via a cycle)."""
+        found = self._ancestors.get(node_id)
+        if found is None:
+            seen: set[str] = set()
+            queue = deque(self.predecessors.get(node_id, ()))
+            while queue:
+                n = queue.popleft()
+                if n in seen:
+                    continue
+                seen.add(n)
+                queue.extend(self.predecessors.get(n, ()))
+            found = self._ancestors[node_id] = frozenset(seen)
+        return found
+
+
+def as_canvas(canvas: Canvas | Mapping | None) -> Canvas:
+    """``canvas`` itself when already a :class:`Canvas`, else one built from the graph dict."""
+    return canvas if isinstance(canvas, Canvas) else Canvas(canvas)
+
+
+def hop_kind(*, parent_node: str, child_node: str, canvas: Canvas | Mapping) -> str:
+    """Classify a hop parent → child (SPEC §4.2): ``"edge"`` | ``"backtrack"`` | ``"jump"``.
+
+    ``edge`` when the canvas has the edge; ``backtrack`` when the child's node
+    is the parent's node or one of its canvas ancestors (the planner flew back);
+    ``jump`` otherwise. Cycle-safe.
+    """
+    canvas = as_canvas(canvas)
+    if canvas.has_edge(parent_node, child_node):
+        return EDGE
+    if child_node == parent_node or child_node in canvas.ancestors(parent_node):
+        return BACKTRACK
+    return JUMP
+
+
+def derive_parents(*, mode: str, node_id: str, canvas: Canvas | Mapping, visits: Iterable[VisitNode]) -> list[str]:
+    """Parents of a new visit of ``node_id`` when the engine sent none (SPEC §4.2).
+
+    ``visits`` are the run's visits registered so far. DAG: for each canvas
+    predecessor node, its latest ended visit (SUCCESS, FAILED or SKIPPED);
+    AGENTIC: the latest registered visit. Returns visit uuids by sortOrder;
+    ``[]`` (a root) when there is none.
+    """
+    visits = list(visits)
+    if mode == "AGENTIC":
+        if not visits:
+            return []
+        return [max(visits, key=lambda v: v.sort_order).visit_uuid]
+    canvas = as_canvas(canvas)
+    preds = set(canvas.predecessors.get(node_id, ()))
+    latest: dict[str, VisitNode] = {}
+    for v in visits:
+        if v.node_id in preds and v.status in ENDED_STATUSES:
+            best = latest.get(v.node_id)
+            if best is None or v.sort_order > best.sort_order:
+                latest[v.node_id] = v
+    return [v.visit_uuid for v in sorted(latest.values(), key=lambda v: v.sort_order)]
+
+
+def ancestors(*, visit_uuid: str, visits_by_uuid: Mapping[str, VisitNode]) -> list[str]:
+    """Uuids of every visit reachable from ``visit_uuid`` through parent links, by sortOrder.
+
+    Excludes the visit itself; parents missing from ``visits_by_uuid`` are ignored.
+    """
+    return [v.visit_uuid for v in _ancestor_nodes(visit_uuid, visits_by_uuid)]
+
+
+def _ancestor_nodes(visit_uuid: str, by_uuid: Mapping[str, VisitNode]) -> list[VisitNode]:
+    start = by_uuid.get(visit_uuid)
+    if start is None:
+        return []
+    seen = {visit_uuid}
+    found: list[VisitNode] = []
+    stack = list(start.parent_uuids)
+    while stack:
+        u = stack.pop()
+        if u in seen:
+            continue
+        seen.add(u)
+        node = by_uuid.get(u)
+        if node is None:
+            continue
+        found.append(node)
+        stack.extend(node.parent_uuids)
+    found.sort(key=lambda v: v.sort_order)
+    return found
+
+
+@dataclass(frozen=True)
+class Path:
+    """One chain root → V: node ids and visit uuids in order, V last."""
+
+    sequence: list[str]
+    visit_uuids: list[str]
+    has_backtrack: bool
+    truncated: bool = False
+
+    def as_dict(self) -> dict:
+        return {
+            "sequence": list(self.sequence),
+            "visitUuids": list(self.visit_uuids),
+            "hasBacktrack": self.has_backtrack,
+            "truncated": self.truncated,
+        }
+
+
+@dataclass(frozen=True)
+class PathGraph:
+    """The predecessor path graph of a visit (SPEC §4.2)."""
+
+    paths: list[Path]
+    visit_uuids: list[str]
+    node_ids: list[str]
+    backtrack_edge_keys: list[str]
+    truncated: bool = False
+
+    def as_dict(self) -> dict:
+        """The wire shape: ``{visitUuids, nodeIds, paths, backtrackEdgeKeys, truncated}``."""
+        return {
+            "visitUuids": list(self.visit_uuids),
+            "nodeIds": list(self.node_ids),
+            "paths": [p.as_dict() for p in self.paths],
+            "backtrackEdgeKeys": list(self.backtrack_edge_keys),
+            "truncated": self.truncated,
+        }
+
+
+def path_graph(
+    *,
+    visit_uuid: str,
+    visits: Iterable[VisitNode] | Mapping[str, VisitNode],
+    canvas: Canvas | Mapping,
+    max_paths: int = MAX_PATHS,
+    max_depth: int = MAX_PATH_DEPTH,
+) -> PathGraph:
+    """The predecessor path graph of visit ``visit_uuid`` (SPEC §4.2).
+
+    ``visits``: the run's visits (a list, or a dict by uuid). ``paths`` are the
+    chains from a root to V, V last, in lexicographic order of their sortOrder
+    sequences; at most ``max_paths`` whole paths (``truncated`` on the graph when
+    more exist); a chain longer than ``max_depth`` keeps its last ``max_depth``
+    visits with ``truncated`` on that path. A visit not in ``visits`` gives an
+    empty graph.
+
+    Cost: the paths are enumerated by a depth-first walk from the roots over
+    the visits that reach V only, children in sortOrder, so every branch ends
+    at V and the walk stops after ``max_paths + 1`` paths — linear in
+    ``max_paths × depth`` whatever the number of chains (diamonds included).
+    """
+    by_uuid = visits if isinstance(visits, Mapping) else {v.visit_uuid: v for v in visits}
+    target = by_uuid.get(visit_uuid)
+    if target is None:
+        return PathGraph(paths=[], visit_uuids=[], node_ids=[], backtrack_edge_keys=[])
+    canvas = as_canvas(canvas)
+
+    members = _ancestor_nodes(visit_uuid, by_uuid)
+    members.append(target)
+    member_uuids = [v.visit_uuid for v in members]
+    node_ids = list(dict.fromkeys(v.node_id for v in members))
+
+    # Children among V's ancestors (and V), ascending sortOrder because members are sorted.
+    in_scope = set(member_uuids)
+    children: dict[str, list[VisitNode]] = {u: [] for u in member_uuids}
+    roots: list[VisitNode] = []
+    for v in members:
+        parents = [p for p in dict.fromkeys(v.parent_uuids) if p in in_scope and p != v.visit_uuid]
+        if not parents:
+            roots.append(v)
+        for p in parents:
+            children[p].append(v)
+
+    kinds: dict[tuple[str, str], str] = {}
+
+    def is_backtrack(parent: VisitNode, child: VisitNode) -> bool:
+        key = (parent.node_id, child.node_id)
+        kind = kinds.get(key)
+        if kind is None:
+            kind = kinds[key] = hop_kind(parent_node=key[0], child_node=key[1], canvas=canvas)
+        return kind == BACKTRACK
+
+    paths: list[Path] = []
+    edge_keys: dict[str, None] = {}
+    truncated = False
+    # Iterative DFS: `chain` is the current chain, with its node ids and uuids
+    # kept alongside so a path is two C-level slices; `bt_positions` holds the
+    # chain indexes i whose incoming hop (chain[i-1] -> chain[i]) is a backtrack;
+    # `iters` the children left to try at each level; `on_chain` guards cycles.
+    for root in roots:
+        if truncated:
+            break
+        chain: list[VisitNode] = [root]
+        chain_nodes = [root.node_id]
+        chain_uuids = [root.visit_uuid]
+        bt_positions: list[int] = []
+        iters = [iter(children[root.visit_uuid])]
+        on_chain = {root.visit_uuid}
+        while chain:
+            top = chain[-1]
+            if top.visit_uuid == visit_uuid:
+                if len(paths) == max_paths:
+                    truncated = True
+                    break
+                start = max(0, len(chain) - max_depth)
+                # Only hops inside the kept part count: the hop into `start` comes from a dropped visit.
+                kept_bt = [i for i in bt_positions if i > start]
+                for i in kept_bt:
+                    edge_keys.setdefault(f"{chain_nodes[i - 1]}->{chain_nodes[i]}", None)
+                paths.append(
+                    Path(
+                        sequence=chain_nodes[start:],
+                        visit_uuids=chain_uuids[start:],
+                        has_backtrack=bool(kept_bt),
+                        truncated=start > 0,
+                    )
+                )
+                nxt = None
+            else:
+                nxt = next(iters[-1], None)
+            if nxt is None:
+                chain.pop()
+                chain_nodes.pop()
+                chain_uuids.pop()
+                iters.pop()
+                on_chain.discard(top.visit_uuid)
+                if bt_positions and bt_positions[-1] == len(chain):
+                    bt_positions.pop()
+                continue
+            if nxt.visit_uuid in on_chain:
+                continue
+            if is_backtrack(top, nxt):
+                bt_positions.append(len(chain))
+            chain.append(nxt)
+            chain_nodes.append(nxt.node_id)
+            chain_uuids.append(nxt.visit_uuid)
+            on_chain.add(nxt.visit_uuid)
+            iters.append(iter(children[nxt.visit_uuid]))
+
+    return PathGraph(
+        paths=paths,
+        visit_uuids=member_uuids,
+        node_ids=node_ids,
+        backtrack_edge_keys=list(edge_keys),
+        truncated=truncated,
+    )
+
