@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.db.models.signals import post_delete, post_migrate, post_save
 
 
 class PatternsConfig(AppConfig):
@@ -6,3 +7,16 @@ class PatternsConfig(AppConfig):
 
     name = "patterns"
     verbose_name = "Error patterns"
+
+    def ready(self):
+        from patterns.builtins import seed_builtins_after_migrate
+        from patterns.detection import on_pattern_saved_or_deleted
+        from patterns.models import HermesErrorPattern
+
+        # Built-ins whose key is missing appear on every migrate, upgrades included (SPEC §3.2).
+        post_migrate.connect(seed_builtins_after_migrate, sender=self, dispatch_uid="patterns.seed_builtins")
+        # Any saved or deleted pattern bumps the set version in the same transaction (SPEC §3.3).
+        post_save.connect(on_pattern_saved_or_deleted, sender=HermesErrorPattern, dispatch_uid="patterns.changed.save")
+        post_delete.connect(
+            on_pattern_saved_or_deleted, sender=HermesErrorPattern, dispatch_uid="patterns.changed.delete"
+        )
