@@ -17,3 +17,28 @@ class UserFactory(factory.django.DjangoModelFactory):
     def _save(obj, create, extracted, **kwargs):  # noqa: N805
         if create:
             obj.save()
+
+
+class PatternFactory(factory.django.DjangoModelFactory):
+    """A custom error pattern (a plain substring)."""
+
+    class Meta:
+        model = "patterns.HermesErrorPattern"
+
+    name = factory.Sequence(lambda n: f"Custom pattern {n}")
+    pattern = factory.Sequence(lambda n: f"custom failure marker {n}")
+    description = "A pattern made for a test."
+    category = "other"
+    retryable = False
+    priority = 100
+    enabled = True
+
+
+class BuiltInPatternFactory(PatternFactory):
+    """A built-in pattern with a stable key (not one of the shipped ones)."""
+
+    name = factory.Sequence(lambda n: f"Built-in pattern {n}")
+    key = factory.Sequence(lambda n: f"test-built-in-{n}")
+    is_built_in = True
+    category = "rate_limit"
+    retryable = True
