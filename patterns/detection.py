@@ -31,8 +31,8 @@ logger = logging.getLogger(__name__)
 REGEX_PREFIX = "regex:"
 
 #: A single ``regex:`` pattern whose compiled program is larger than this is
-#: refused as too costly; real error shapes need a few hundred instructions.
-MAX_PROGRAM_SIZE = 5000
+#: refused as too costly (a bounded `.{0,500}` needs about 4,500).
+MAX_PROGRAM_SIZE = 20000
 
 #: Memory bound handed to re2 for one pattern (it refuses bigger programs).
 _PATTERN_MAX_MEM = 8 << 20
