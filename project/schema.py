@@ -5,7 +5,9 @@ fixed to the status; each operation also documents the error statuses it can
 answer, each with the error envelope, so a schema checker catches a wrong body.
 """
 
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.openapi import AutoSchema
+from drf_spectacular.plumbing import build_bearer_security_scheme_object
 
 ERROR_STATUSES = {
     "400": "Malformed JSON or invalid UTF-8.",
@@ -82,3 +84,14 @@ class EnvelopeAutoSchema(AutoSchema):
                 "content": {"application/json": {"schema": error_envelope_schema(code)}},
             }
         return responses
+
+
+class TokenScheme(OpenApiAuthenticationExtension):
+    """Documents ``project.authentication.TokenAuthentication`` (knox's contrib
+    extension matches only knox's own class): ``Authorization: Token …``."""
+
+    target_class = "project.authentication.TokenAuthentication"
+    name = "apiToken"
+
+    def get_security_definition(self, auto_schema):
+        return build_bearer_security_scheme_object(header_name="Authorization", token_prefix="Token")

@@ -1,0 +1,120 @@
+"""Serializers of the error-pattern API (SPEC §3.4): camelCase fields, strict
+JSON types, model rules through ``ValidatedModelSerializer``."""
+
+from django.utils.translation import gettext_lazy as _
+from rest_framework import serializers
+
+from patterns.models import HermesErrorPattern, PatternChange
+from project.serializers import ValidatedModelSerializer
+
+
+class StrictCharField(serializers.CharField):
+    """A CharField that accepts only JSON strings (DRF would turn ``5`` into ``"5"``)."""
+
+    default_error_messages = {"invalid": _("Must be a string.")}
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class StrictBooleanField(serializers.BooleanField):
+    """A BooleanField that accepts only ``true`` and ``false``."""
+
+    default_error_messages = {"invalid": _("Must be true or false.")}
+
+    def to_internal_value(self, data):
+        if not isinstance(data, bool):
+            self.fail("invalid")
+        return data
+
+
+class StrictIntegerField(serializers.IntegerField):
+    """An IntegerField that accepts only JSON integers (not ``"5"``, ``5.5`` or ``true``)."""
+
+    default_error_messages = {"invalid": _("Must be an integer.")}
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, int):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class PatternSerializer(ValidatedModelSerializer):
+    """One error pattern. ``key``, ``isBuiltIn``, ``hitCount``, ``lastHitAt``,
+    ``createdAt`` and ``updatedAt`` are read-only (SPEC §3.1)."""
+
+    name = StrictCharField(max_length=100, allow_blank=True, trim_whitespace=False)
+    pattern = StrictCharField(max_length=500, allow_blank=True, trim_whitespace=False)
+    enabled = StrictBooleanField(required=False)
+    description = StrictCharField(required=False, allow_blank=True, trim_whitespace=False)
+    retryable = StrictBooleanField(required=False)
+    priority = StrictIntegerField(required=False, min_value=-(2**31), max_value=2**31 - 1)
+    isBuiltIn = serializers.BooleanField(source="is_built_in", read_only=True)
+    hitCount = serializers.IntegerField(source="hit_count", read_only=True)
+    lastHitAt = serializers.DateTimeField(source="last_hit_at", read_only=True, allow_null=True)
+    createdAt = serializers.DateTimeField(source="created_at", read_only=True)
+    updatedAt = serializers.DateTimeField(source="updated_at", read_only=True)
+
+    class Meta:
+        model = HermesErrorPattern
+        fields = [
+            "id", "key", "name", "pattern", "enabled", "isBuiltIn", "description", "category",
+            "retryable", "priority", "hitCount", "lastHitAt", "createdAt", "updatedAt",
+        ]
+        read_only_fields = ["id", "key"]
+
+
+class PatternChangeSerializer(serializers.ModelSerializer):
+    """One history row: who (``actorLabel``), via, action, before, after, when."""
+
+    actorLabel = serializers.CharField(source="actor_label")
+    createdAt = serializers.DateTimeField(source="created_at")
+    before = serializers.JSONField(allow_null=True)
+    after = serializers.JSONField(allow_null=True)
+
+    class Meta:
+        model = PatternChange
+        fields = ["id", "action", "actorLabel", "via", "before", "after", "createdAt"]
+        read_only_fields = fields
+
+
+class PatternDetailSerializer(PatternSerializer):
+    """A pattern with its history, newest change first (``GET /{id}``)."""
+
+    history = serializers.SerializerMethodField()
+
+    class Meta(PatternSerializer.Meta):
+        fields = PatternSerializer.Meta.fields + ["history"]
+
+    def get_history(self, obj) -> list[dict]:
+        rows = PatternChange.objects.filter(pattern_ref=obj.pk).order_by("-created_at", "-id")
+        return PatternChangeSerializer(rows, many=True).data
+
+
+class DetectRequestSerializer(serializers.Serializer):
+    """``POST /detect`` body: ``{text}``, a string (blank matches nothing)."""
+
+    text = StrictCharField(allow_blank=True, trim_whitespace=False)
+
+
+class DetectResultSerializer(serializers.Serializer):
+    """``POST /detect`` answer; ``span`` is ``[start, end]`` in the text's offsets."""
+
+    isError = serializers.BooleanField()
+    matchedPatternId = serializers.IntegerField(allow_null=True)
+    matchedPatternKey = serializers.CharField(allow_null=True)
+    matchedPatternName = serializers.CharField(allow_null=True)
+    category = serializers.CharField(allow_null=True)
+    retryable = serializers.BooleanField(allow_null=True)
+    span = serializers.ListField(child=serializers.IntegerField(), min_length=2, max_length=2, allow_null=True)
+
+
+class ResetResultSerializer(serializers.Serializer):
+    """``POST /reset`` answer: how many custom patterns were deleted and
+    built-ins restored or re-inserted."""
+
+    deleted = serializers.IntegerField()
+    restored = serializers.IntegerField()
+    inserted = serializers.IntegerField()
