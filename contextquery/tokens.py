@@ -1,35 +1,246 @@
-"""Context tokens (SPEC §4.5): issue, authenticate, slide, revoke, purge.
+"""Context tokens (SPEC §4.5, §4.1): issue, authenticate, slide, revoke, purge.
 
-CONTRACT used by ``ingest.py`` (implemented fully by the tokens work; until
-then these are the agreed signatures):
+A token is 48 hex characters from :mod:`secrets`, shown once at issue; only its
+SHA-256 hex digest is stored. It is bound to one run and one visit. Its expiry
+slides: ``TOKEN_TTL_SECONDS`` after the last sign of life of its visit (a
+query with it, a log appended, a heartbeat), never later than
+``TOKEN_MAX_LIFETIME_SECONDS`` after issue. It is revoked at once when its
+visit completes or its run finishes. At most ``MAX_TOKENS_PER_VISIT`` are live
+per visit.
 
-* ``context_query_object(*, visit) -> dict | None`` — issue a token for a newly
-  registered (or re-registered) visit and return the ``contextQuery`` object
-  ``{base_url, token, run_id, visit_uuid, expires_at}``; ``None`` when context
-  query is disabled.
-* ``tokens_touch(*, visit) -> None`` — a sign of life of the visit (a log
-  batch, a heartbeat): slide its live tokens' expiry.
-* ``tokens_revoke_for_visit(*, visit) -> int`` — revoke the visit's live
-  tokens (its completion). Returns how many.
-* ``tokens_revoke_for_run(*, run) -> int`` — revoke the run's live tokens
-  (its finish). Returns how many.
+Functions ``ingest`` calls (the agreed contract): :func:`context_query_object`,
+:func:`tokens_touch`, :func:`tokens_revoke_for_visit`, :func:`tokens_revoke_for_run`.
+
+A token's text never goes to a log: use :func:`token_mask` (first 4 characters
+and ``***``) whenever one must be named.
 """
 
+from __future__ import annotations
 
-def context_query_object(*, visit) -> dict | None:
-    """See the module docstring. Placeholder until tokens land: no token."""
-    return None
+import hashlib
+import logging
+import math
+import re
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.core.cache import cache
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from contextquery.models import ContextToken, RunStatus, Visit, VisitStatus, WorkflowRun
+from project.errors import Conflict, LimitReached, NotFound, Unauthorized, Unavailable
+
+logger = logging.getLogger("hermes_ops.contextquery.tokens")
+
+TOKEN_HEX_CHARS = 48
+_TOKEN_RE = re.compile(r"[0-9a-f]{48}")
+_PURGE_CACHE_KEY = "contextquery:tokens:last-purge"
 
 
-def tokens_touch(*, visit) -> None:
-    """See the module docstring."""
+def config() -> dict:
+    """``settings.HERMES_CONTEXT_QUERY`` (read on each call so tests can override it)."""
+    return settings.HERMES_CONTEXT_QUERY
 
 
-def tokens_revoke_for_visit(*, visit) -> int:
-    """See the module docstring."""
-    return 0
+def context_query_enabled() -> bool:
+    """Whether the context query feature is on (``HERMES_CONTEXT_QUERY["ENABLED"]``)."""
+    return bool(config()["ENABLED"])
 
 
-def tokens_revoke_for_run(*, run) -> int:
-    """See the module docstring."""
-    return 0
+def token_hash(raw: str) -> str:
+    """SHA-256 hex digest of a token's text: what is stored and looked up."""
+    return hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def token_mask(raw: str | None) -> str:
+    """The most of a token that may be shown or logged: its first 4 characters and ``***``."""
+    return f"{(raw or '')[:4]}***"
+
+
+def token_is_live(token: ContextToken, *, now: datetime | None = None) -> bool:
+    """True when ``token`` is neither revoked nor expired at ``now``."""
+    now = now or timezone.now()
+    return token.revoked_at is None and token.expires_at > now
+
+
+def _live(now: datetime) -> Q:
+    return Q(revoked_at__isnull=True, expires_at__gt=now)
+
+
+@dataclass(frozen=True)
+class IssuedToken:
+    """A freshly issued token: ``token`` is the text (shown this once), ``record`` the row."""
+
+    token: str
+    record: ContextToken
+
+
+def token_issue(*, visit: Visit) -> IssuedToken:
+    """Issue a token for a running ``visit`` (SPEC §4.5).
+
+    Counting the live tokens and inserting the new one happen under a lock on
+    the visit row, so issuers racing in several processes cannot exceed
+    ``MAX_TOKENS_PER_VISIT``. Expires ``TOKEN_TTL_SECONDS`` from now (capped by
+    the maximum lifetime).
+
+    Raises ``Unavailable`` (503) when context query is disabled, ``Conflict``
+    (409) when the visit or its run has ended, ``LimitReached`` (429, with
+    ``retry_after`` = seconds until the earliest live token expires) when the
+    visit already has ``MAX_TOKENS_PER_VISIT`` live tokens.
+    """
+    cfg = config()
+    if not cfg["ENABLED"]:
+        raise Unavailable("Context query is disabled on this server (HERMES_CONTEXT_QUERY_ENABLED=false).")
+    tokens_purge_maybe()
+    with transaction.atomic():
+        locked = Visit.objects.select_for_update().select_related("run").get(pk=visit.pk)
+        if locked.status != VisitStatus.RUNNING:
+            raise Conflict(f"Visit {locked.visit_uuid} has ended ({locked.status}); tokens are issued only to running visits.")
+        if locked.run.status != RunStatus.RUNNING:
+            raise Conflict(f"Run {locked.run.run_id} has finished ({locked.run.status}); no more tokens are issued.")
+        now = timezone.now()
+        live_expiries = sorted(
+            ContextToken.objects.filter(_live(now), visit_id=locked.pk).values_list("expires_at", flat=True)
+        )
+        limit = cfg["MAX_TOKENS_PER_VISIT"]
+        if len(live_expiries) >= limit:
+            wait = max(1, math.ceil((live_expiries[0] - now).total_seconds()))
+            raise LimitReached(
+                f"Visit {locked.visit_uuid} already has {limit} live context tokens, the most allowed; "
+                "revoke one or wait for one to expire.",
+                retry_after=wait,
+            )
+        raw = secrets.token_hex(TOKEN_HEX_CHARS // 2)
+        ttl = min(cfg["TOKEN_TTL_SECONDS"], cfg["TOKEN_MAX_LIFETIME_SECONDS"])
+        record = ContextToken.objects.create(
+            token_hash=token_hash(raw),
+            run_id=locked.run_id,
+            visit_id=locked.pk,
+            issued_at=now,
+            expires_at=now + timedelta(seconds=ttl),
+        )
+    logger.info("context token %s issued for visit %s", token_mask(raw), locked.visit_uuid)
+    return IssuedToken(token=raw, record=record)
+
+
+def context_query_object(*, visit: Visit) -> dict | None:
+    """Issue a token for ``visit`` and return the ``contextQuery`` object (SPEC §4.3).
+
+    ``{base_url, token, run_id, visit_uuid, expires_at}`` — snake_case, exactly
+    what the bridge's ``/run`` body takes as ``context_query``; ``None`` when
+    context query is disabled. Raises as :func:`token_issue` otherwise.
+    """
+    if not context_query_enabled():
+        return None
+    issued = token_issue(visit=visit)
+    return context_query_payload(issued=issued, visit=visit)
+
+
+def context_query_payload(*, issued: IssuedToken, visit: Visit) -> dict:
+    """The ``contextQuery`` object for an already issued token (see :func:`context_query_object`)."""
+    return {
+        "base_url": config()["BASE_URL"],
+        "token": issued.token,
+        "run_id": visit.run.run_id,
+        "visit_uuid": str(visit.visit_uuid),
+        "expires_at": issued.record.expires_at.isoformat().replace("+00:00", "Z"),
+    }
+
+
+def token_authenticate(*, raw: str | None) -> ContextToken:
+    """The live token whose text is ``raw``, with its visit and run loaded (one query).
+
+    Raises ``Unauthorized`` (401) when ``raw`` is missing, not 48 lowercase hex
+    characters, unknown, revoked, expired, or its visit or run has ended. The
+    messages never repeat the token.
+    """
+    if raw is None or raw == "":
+        raise Unauthorized("The X-Context-Token header is missing.")
+    raw = raw.strip()
+    if not _TOKEN_RE.fullmatch(raw):
+        raise Unauthorized("The X-Context-Token header is not a context token (48 lowercase hex characters).")
+    token = ContextToken.objects.select_related("visit", "run").filter(token_hash=token_hash(raw)).first()
+    if token is None:
+        raise Unauthorized("The context token is unknown.")
+    if token.revoked_at is not None:
+        raise Unauthorized("The context token has been revoked.")
+    if token.expires_at <= timezone.now():
+        raise Unauthorized("The context token has expired.")
+    # Revocation at completion and at finish is the rule; this guards a row
+    # whose revocation has not happened yet.
+    if token.visit.status != VisitStatus.RUNNING or token.run.status != RunStatus.RUNNING:
+        raise Unauthorized("The context token's visit has ended.")
+    return token
+
+
+def tokens_touch(*, visit: Visit | int) -> int:
+    """A sign of life of ``visit`` (a query, a log batch, a heartbeat): slide the
+    expiry of its live tokens to ``TOKEN_TTL_SECONDS`` from now, never past
+    ``TOKEN_MAX_LIFETIME_SECONDS`` after each token's issue, never earlier than
+    it was. An expired or revoked token stays dead. Returns how many slid.
+    Accepts a ``Visit`` or its primary key.
+    """
+    visit_id = visit if isinstance(visit, int) else visit.pk
+    cfg = config()
+    now = timezone.now()
+    new_expiry = now + timedelta(seconds=cfg["TOKEN_TTL_SECONDS"])
+    lifetime = timedelta(seconds=cfg["TOKEN_MAX_LIFETIME_SECONDS"])
+    # Tokens issued at or after this instant are not capped by their lifetime.
+    uncapped_since = new_expiry - lifetime
+    live = ContextToken.objects.filter(_live(now), visit_id=visit_id)
+    moved = live.filter(issued_at__gte=uncapped_since, expires_at__lt=new_expiry).update(expires_at=new_expiry)
+    # The rest near the end of their lifetime: a few rows at most (≤ MAX_TOKENS_PER_VISIT).
+    for token_id, issued_at, expires_at in live.filter(issued_at__lt=uncapped_since).values_list(
+        "id", "issued_at", "expires_at"
+    ):
+        cap = issued_at + lifetime
+        if cap > expires_at:
+            moved += ContextToken.objects.filter(_live(now), pk=token_id).update(expires_at=cap)
+    return moved
+
+
+def token_revoke(*, visit: Visit, raw: str) -> ContextToken:
+    """Revoke the token whose text is ``raw`` if it belongs to ``visit`` (frees its place).
+
+    Idempotent: revoking a revoked token answers the row again. Raises
+    ``NotFound`` (404) when no token of this visit has that text.
+    """
+    token = ContextToken.objects.filter(token_hash=token_hash(raw or ""), visit_id=visit.pk).first()
+    if token is None:
+        raise NotFound(f"Visit {visit.visit_uuid} has no context token {token_mask(raw)}.")
+    if token.revoked_at is None:
+        now = timezone.now()
+        ContextToken.objects.filter(pk=token.pk, revoked_at__isnull=True).update(revoked_at=now)
+        token.revoked_at = now
+        logger.info("context token %s revoked for visit %s", token_mask(raw), visit.visit_uuid)
+    return token
+
+
+def tokens_revoke_for_visit(*, visit: Visit) -> int:
+    """Revoke every unrevoked token of ``visit`` (its completion). Returns how many."""
+    return ContextToken.objects.filter(visit_id=visit.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
+
+
+def tokens_revoke_for_run(*, run: WorkflowRun) -> int:
+    """Revoke every unrevoked token of ``run`` (its finish). Returns how many."""
+    return ContextToken.objects.filter(run_id=run.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
+
+
+def tokens_purge(*, now: datetime | None = None) -> int:
+    """Delete expired and revoked token rows (SPEC §4.5). Audit rows belong to
+    visits and are kept. Returns how many rows were deleted."""
+    now = now or timezone.now()
+    deleted, _ = ContextToken.objects.filter(Q(expires_at__lte=now) | Q(revoked_at__isnull=False)).delete()
+    return deleted
+
+
+def tokens_purge_maybe() -> int:
+    """Purge opportunistically, at most once per ``CLEANUP_INTERVAL_SECONDS``
+    across processes that share the cache. Returns how many rows were deleted."""
+    if not cache.add(_PURGE_CACHE_KEY, True, timeout=config()["CLEANUP_INTERVAL_SECONDS"]):
+        return 0
+    return tokens_purge()

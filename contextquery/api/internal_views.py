@@ -1,0 +1,236 @@
+"""The internal context endpoints ``POST /internal/context/{path,output,meta}`` (SPEC §4.5).
+
+Thin adapters over ``contextquery.queries``. The base class holds the rules
+every endpoint shares, in the SPEC's order of checks:
+
+1. disabled → 503
+2. client address outside ``ALLOWED_CLIENTS`` → 403
+3. missing, unknown, expired or revoked ``X-Context-Token`` → 401
+4. malformed JSON or invalid UTF-8 → 400 (the body is parsed only now)
+5. missing or invalid fields → 422
+6. ``runId`` not the token's run (or a foreign ``visitUuid`` on path) → 403
+7. budget spent → 429
+8. not found or not a predecessor → 404
+
+From step 3 on, every request counts against the visit's budget (taken
+before the body is read, so a malformed request costs one query too), slides
+the token's expiry and writes one ``ContextRead`` audit row, whatever its
+answer.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import time
+
+from django.conf import settings
+from django.utils import timezone
+from drf_spectacular.utils import OpenApiExample, extend_schema
+from rest_framework.negotiation import BaseContentNegotiation
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from contextquery import queries, tokens
+from contextquery.api import internal_serializers as bodies
+from contextquery.models import ContextRead
+from project.api import StrictJSONParser, parse_json_bytes
+from project.errors import Forbidden, Invalid, Unavailable
+
+logger = logging.getLogger("hermes_ops.contextquery.internal")
+
+TOKEN_HEADER = "X-Context-Token"
+_TOKEN_META_KEY = "HTTP_X_CONTEXT_TOKEN"
+#: The OpenAPI security scheme of the internal endpoints.
+SECURITY = [{"ContextToken": []}]
+
+
+class FirstRendererNegotiation(BaseContentNegotiation):
+    """Always answer JSON: the agent side sends no meaningful Accept header."""
+
+    def select_parser(self, request, parsers):
+        return parsers[0] if parsers else None
+
+    def select_renderer(self, request, renderers, format_suffix=None):
+        return renderers[0], renderers[0].media_type
+
+
+def client_allowed(address: str | None) -> bool:
+    """Whether ``address`` (``REMOTE_ADDR``) is inside ``ALLOWED_NETWORKS`` (from ``ALLOWED_CLIENTS``)."""
+    try:
+        ip = ipaddress.ip_address((address or "").split("%", 1)[0])
+    except ValueError:
+        return False
+    if ip.version == 6 and ip.ipv4_mapped:
+        ip = ip.ipv4_mapped
+    return any(ip in network for network in settings.HERMES_CONTEXT_QUERY["ALLOWED_NETWORKS"])
+
+
+def _trimmed(value, length: int) -> str:
+    return value[:length] if isinstance(value, str) else ""
+
+
+class ContextQueryView(APIView):
+    """Base of the three endpoints: check order, budget, audit, expiry slide.
+
+    Subclasses set ``endpoint`` and ``serializer_class`` and implement
+    :meth:`answer` ``(token, body) -> dict``.
+    """
+
+    authentication_classes: list = []  # the header token only: no session, so no CSRF either
+    permission_classes: list = []
+    parser_classes = [StrictJSONParser]  # documented only: the raw body is parsed after authentication
+    content_negotiation_class = FirstRendererNegotiation
+    throttle_classes: list = []
+    endpoint = ""
+    serializer_class: type = bodies.ContextQuerySerializer
+
+    def initial(self, request, *args, **kwargs):
+        self._token = None
+        self._body = None
+        self._started = time.perf_counter()
+        super().initial(request, *args, **kwargs)
+
+    def post(self, request, *args, **kwargs):
+        if not tokens.context_query_enabled():
+            raise Unavailable("Context query is disabled on this server.")
+        if not client_allowed(request.META.get("REMOTE_ADDR")):
+            raise Forbidden("Context queries are answered only to clients in HERMES_CONTEXT_QUERY_ALLOWED_CLIENTS.")
+        token = tokens.token_authenticate(raw=request.META.get(_TOKEN_META_KEY))
+        self._token = token
+        granted = queries.query_budget_take(visit_id=token.visit_id)
+        tokens.tokens_touch(visit=token.visit_id)
+        raw = request.body
+        body = parse_json_bytes(raw) if raw.strip() else {}
+        if not isinstance(body, dict):
+            raise Invalid("The request body must be a JSON object.", errors={"nonFieldErrors": ["Must be a JSON object."]})
+        self._body = body
+        serializer = self.serializer_class(data=body)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        if data["runId"] != token.run.run_id:
+            raise Forbidden("runId is not the run of this context token.")
+        self.check_ownership(token, data)
+        if not granted:
+            raise queries.query_budget_refuse()
+        return Response(self.answer(token, data))
+
+    def check_ownership(self, token, data) -> None:
+        """Step 6 beyond runId (``path`` refuses a foreign visitUuid)."""
+
+    def answer(self, token, data) -> dict:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def dispatch(self, request, *args, **kwargs):
+        response = super().dispatch(request, *args, **kwargs)
+        token = getattr(self, "_token", None)
+        if token is not None:
+            response.render()
+            self._audit(token, response)
+        return response
+
+    def _audit(self, token, response) -> None:
+        body = self._body if isinstance(self._body, dict) else {}
+        iter_seq = body.get("iterSeq")
+        target = body.get("visitUuid")
+        ContextRead.objects.create(
+            visit_id=token.visit_id,
+            endpoint=self.endpoint,
+            node_id=_trimmed(body.get("nodeId"), 200),
+            target_visit_uuid=_trimmed(target, 64),
+            field=_trimmed(body.get("field"), 500),
+            kind=_trimmed(body.get("kind"), 16),
+            iter_seq=iter_seq if isinstance(iter_seq, int) and not isinstance(iter_seq, bool) and abs(iter_seq) < 2**31 else None,
+            status_code=response.status_code,
+            bytes_returned=len(response.content),
+            duration_ms=round((time.perf_counter() - self._started) * 1000, 3),
+            created_at=timezone.now(),
+        )
+
+
+_ERRORS = (400, 401, 403, 404, 413, 422, 429, 503)
+
+
+class PathQueryView(ContextQueryView):
+    endpoint = "path"
+    serializer_class = bodies.PathQuerySerializer
+    error_statuses = _ERRORS
+
+    def check_ownership(self, token, data):
+        if data.get("visitUuid") is not None and data["visitUuid"] != str(token.visit.visit_uuid):
+            raise Forbidden("visitUuid is not the visit of this context token.")
+
+    def answer(self, token, data):
+        return queries.path_query(token=token)
+
+    @extend_schema(
+        operation_id="internal_context_path",
+        tags=["internal context"],
+        summary="Predecessor path graph of the token's visit",
+        request=bodies.PathQuerySerializer,
+        responses={200: bodies.PathGraphSerializer},
+        auth=SECURITY,
+        examples=[OpenApiExample("Request", value={"runId": "abc12345", "visitUuid": "550e8400-e29b-41d4-a716-446655440000"}, request_only=True)],
+    )
+    def post(self, request, *args, **kwargs):
+        return super().post(request, *args, **kwargs)
+
+
+class OutputQueryView(ContextQueryView):
+    endpoint = "output"
+    serializer_class = bodies.OutputQuerySerializer
+    error_statuses = _ERRORS
+
+    def answer(self, token, data):
+        return queries.output_query(
+            token=token, node_id=data["nodeId"], field=data["field"], iter_seq=data["iterSeq"], max_bytes=data["maxBytes"]
+        )
+
+    @extend_schema(
+        operation_id="internal_context_output",
+        tags=["internal context"],
+        summary="A predecessor's output envelope, or one (dotted) field of its data",
+        request=bodies.OutputQuerySerializer,
+        responses={200: bodies.OutputAnswerSerializer},
+        auth=SECURITY,
+        examples=[
+            OpenApiExample("Whole data", value={"runId": "abc12345", "nodeId": "B", "field": None, "iterSeq": None}, request_only=True),
+            OpenApiExample("One field", value={"runId": "abc12345", "nodeId": "B", "field": "result"}, request_only=True),
+        ],
+    )
+    def post(self, request, *args, **kwargs):
+        return super().post(request, *args, **kwargs)
+
+
+class MetaQueryView(ContextQueryView):
+    endpoint = "meta"
+    serializer_class = bodies.MetaQuerySerializer
+    error_statuses = _ERRORS
+
+    def answer(self, token, data):
+        return queries.meta_query(
+            token=token,
+            node_id=data["nodeId"],
+            visit_uuid=data["visitUuid"],
+            kind=data["kind"],
+            iter_seq=data["iterSeq"],
+            max_bytes=data["maxBytes"],
+        )
+
+    @extend_schema(
+        operation_id="internal_context_meta",
+        tags=["internal context"],
+        summary="A predecessor's thinking, tool calls and todo list",
+        request=bodies.MetaQuerySerializer,
+        responses={200: bodies.MetaAnswerSerializer},
+        auth=SECURITY,
+        examples=[
+            OpenApiExample(
+                "Thinking",
+                value={"runId": "abc12345", "visitUuid": None, "nodeId": "B", "kind": "THINKING", "iterSeq": None},
+                request_only=True,
+            )
+        ],
+    )
+    def post(self, request, *args, **kwargs):
+        return super().post(request, *args, **kwargs)
