@@ -237,6 +237,10 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
     "ENUM_NAME_OVERRIDES": {},
+    # The internal context endpoints authenticate with this header only (SPEC §4.5).
+    "APPEND_COMPONENTS": {
+        "securitySchemes": {"ContextToken": {"type": "apiKey", "in": "header", "name": "X-Context-Token"}}
+    },
 }
 
 # --- Error patterns (SPEC §3.3).
