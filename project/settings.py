@@ -236,7 +236,12 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
-    "ENUM_NAME_OVERRIDES": {},
+    "ENUM_NAME_OVERRIDES": {
+        "RunStatusEnum": "contextquery.models.RunStatus",
+        "VisitStatusEnum": "contextquery.models.VisitStatus",
+        "CompletionStatusEnum": "contextquery.ingest.COMPLETION_STATUSES",
+        "FinishStatusEnum": "contextquery.ingest.FINISH_STATUSES",
+    },
     # The internal context endpoints authenticate with this header only (SPEC §4.5).
     "APPEND_COMPONENTS": {
         "securitySchemes": {"ContextToken": {"type": "apiKey", "in": "header", "name": "X-Context-Token"}}
