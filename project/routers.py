@@ -7,4 +7,7 @@ class ApiRouter(SimpleRouter):
     """``SimpleRouter`` with ``trailing_slash="/?"``."""
 
     def __init__(self):
-        super().__init__(trailing_slash="/?")
+        super().__init__()
+        # DRF 3.15+ treats the constructor argument as a boolean ("/" or ""),
+        # so the optional slash must be set after it.
+        self.trailing_slash = "/?"

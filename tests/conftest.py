@@ -16,6 +16,12 @@ from rest_framework.test import APIClient  # noqa: E402
 from tests.factories import UserFactory  # noqa: E402
 
 
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):
+    """A cheap hasher for test users: PBKDF2 costs about a second per user here."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 @pytest.fixture
 def user(db):
     """An authenticated, non-staff user."""
