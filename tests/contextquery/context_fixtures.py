@@ -9,7 +9,7 @@ names; pytest picks them up as module attributes.
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone as dt_timezone
+from datetime import datetime, timedelta
 
 import pytest
 from django.contrib.auth.models import Permission
@@ -163,7 +163,8 @@ class Clock:
 
 @pytest.fixture
 def clock(monkeypatch):
-    frozen = Clock(datetime(2026, 3, 1, 12, 0, 0, tzinfo=dt_timezone.utc))
+    # Starts at the real time, so rows written before the clock froze stay consistent.
+    frozen = Clock(timezone.now())
     monkeypatch.setattr(timezone, "now", frozen)
     return frozen
 
