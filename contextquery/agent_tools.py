@@ -105,37 +105,45 @@ class ContextQueryConfig:
         return cls(**values, **extra)
 
 
-class _Binding:
-    """One :func:`bind`: the config plus its call counter, shared by the
-    threads hermes copies the context into (hence the lock)."""
+class CallBudget:
+    """The tool calls left to one bound context: at most 50 (SPEC §5). Shared by
+    the threads hermes copies the context into, hence the lock. The MCP server
+    keeps one per visit, since it binds again for every call."""
 
-    def __init__(self, config: ContextQueryConfig):
-        self.config = config
+    def __init__(self, limit: int = MAX_CALLS_PER_BINDING):
+        self.limit = limit
         self.calls = 0
         self._lock = threading.Lock()
 
-    def take_call(self) -> bool:
+    def take(self) -> bool:
         with self._lock:
-            if self.calls >= MAX_CALLS_PER_BINDING:
+            if self.calls >= self.limit:
                 return False
             self.calls += 1
             return True
+
+
+class _Binding:
+    def __init__(self, config: ContextQueryConfig, budget: CallBudget):
+        self.config = config
+        self.budget = budget
 
 
 _BINDING: contextvars.ContextVar[_Binding | None] = contextvars.ContextVar("hermes_context_query", default=None)
 
 
 @contextlib.contextmanager
-def bind(config: ContextQueryConfig):
+def bind(config: ContextQueryConfig, *, budget: CallBudget | None = None):
     """Make ``config`` the context the three tools read, for the ``with`` block.
 
     Sets the contextvar in the current thread (hermes-agent copies it into its
     tool worker threads) and resets it on exit, so nothing leaks to the next
-    request. Each ``bind`` starts a fresh budget of 50 tool calls.
+    request. Each ``bind`` starts a fresh budget of 50 tool calls unless a
+    ``budget`` is handed in to share.
     """
     if not isinstance(config, ContextQueryConfig):
         raise TypeError("bind() takes a ContextQueryConfig.")
-    token = _BINDING.set(_Binding(config))
+    token = _BINDING.set(_Binding(config, budget or CallBudget()))
     try:
         yield config
     finally:
@@ -177,7 +185,6 @@ def _new_session() -> requests.Session:
     session = requests.Session()
     # Proxy variables must never route a token off the machine (SPEC §5).
     session.trust_env = False
-    session.max_redirects = 0
     return session
 
 
@@ -301,12 +308,13 @@ def _success(summary: str, data: dict) -> str:
     return f"{summary}\n\n```json\n{json.dumps(data, ensure_ascii=False, indent=2)}\n```"
 
 
-def _truncation_note(data: dict) -> str:
+def _sentence(summary: str, data: dict) -> str:
+    """End the one-sentence summary, saying when the server truncated the answer."""
     if data.get("truncated"):
         size = data.get("originalBytes")
         size_text = f" from {size} bytes" if isinstance(size, int) else ""
-        return f" The answer was truncated{size_text}; ask again with a narrower nodeId or field for the rest."
-    return ""
+        return f"{summary}, truncated{size_text}; ask again with a narrower node_id or field for the rest."
+    return summary + "."
 
 
 def _run_tool(what: str, call) -> str:
@@ -318,7 +326,7 @@ def _run_tool(what: str, call) -> str:
     if not is_loopback_url(config.base_url):
         logger.warning("context query refused: base_url is not a loopback address")
         return "Context query is refused: the context service address is not on this machine (loopback only)."
-    if not binding.take_call():
+    if not binding.budget.take():
         return (f"The limit of {MAX_CALLS_PER_BINDING} context queries for this agent run is reached; "
                 "answer with what you already know.")
     try:
@@ -366,10 +374,10 @@ def get_predecessor_paths() -> str:
         before = max(len(visits) - 1, 0)
         summary = (f"The current visit has {before} earlier visit{'s' if before != 1 else ''} on "
                    f"{len(paths)} path{'s' if len(paths) != 1 else ''} through the nodes "
-                   f"{', '.join(map(str, node_ids)) or 'none'}.")
+                   f"{', '.join(map(str, node_ids)) or 'none'}")
         if data.get("truncated") or any(p.get("truncated") for p in paths):
-            summary += " Some paths were left out or shortened; ask about a specific nodeId for details."
-        return _success(summary, data)
+            summary += ", but some paths were left out or shortened; ask about a specific node_id for details"
+        return _success(summary + ".", data)
 
     return _run_tool("the predecessor paths", call)
 
@@ -398,8 +406,8 @@ def get_node_output(node_id: str, field: str | None = None, iter_seq: int | None
         status = data.get("status")
         state = "still running" if status is None else f"status {status}"
         part = f"field {data.get('requestedField') or field} of the output" if field else "The output"
-        summary = f"{part[0].upper()}{part[1:]} of node {data.get('nodeId', node_id)} ({_visit_label(data)}, {state})."
-        return _success(summary + _truncation_note(data), data)
+        summary = f"{part[0].upper()}{part[1:]} of node {data.get('nodeId', node_id)} ({_visit_label(data)}, {state})"
+        return _success(_sentence(summary, data), data)
 
     return _run_tool(what, call)
 
@@ -439,8 +447,8 @@ def get_node_meta(
         data = _pick(_post(config, "meta", payload, what), _META_FIELDS)
         label = {"THINKING": "Thinking", "TOOL_CALLS": "Tool calls", "TODO": "Todo list", "ALL": "Thinking, tool calls, "
                  "todo list and logs"}[kind_upper]
-        summary = f"{label} of node {data.get('nodeId', node_id or '?')} ({_visit_label(data)})."
-        return _success(summary + _truncation_note(data), data)
+        summary = f"{label} of node {data.get('nodeId', node_id or '?')} ({_visit_label(data)})"
+        return _success(_sentence(summary, data), data)
 
     return _run_tool(what, call)
 
