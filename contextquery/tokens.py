@@ -132,9 +132,13 @@ def context_query_object(*, visit: Visit) -> dict | None:
 
     ``{base_url, token, run_id, visit_uuid, expires_at}`` — snake_case, exactly
     what the bridge's ``/run`` body takes as ``context_query``; ``None`` when
-    context query is disabled. Raises as :func:`token_issue` otherwise.
+    context query is disabled or the visit (or its run) has ended. Raises
+    ``LimitReached`` (429) as :func:`token_issue` does.
     """
     if not context_query_enabled():
+        return None
+    if visit.status != VisitStatus.RUNNING or visit.run.status != RunStatus.RUNNING:
+        # A repeated register of an ended visit: a token could not read anything.
         return None
     issued = token_issue(visit=visit)
     return context_query_payload(issued=issued, visit=visit)
