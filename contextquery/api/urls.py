@@ -3,7 +3,7 @@ optional trailing slash, for POST too."""
 
 from django.urls import re_path
 
-from contextquery.api import views
+from contextquery.api import token_views, views
 
 RUN = r"^runs/(?P<run_id>[^/]+)"
 VISIT = RUN + r"/visits/(?P<visit_uuid>[^/]+)"
@@ -17,6 +17,6 @@ urlpatterns = [
     re_path(VISIT + r"/logs/?$", views.VisitLogsView.as_view(), name="api-visit-logs"),
     re_path(VISIT + r"/heartbeat/?$", views.VisitHeartbeatView.as_view(), name="api-visit-heartbeat"),
     re_path(VISIT + r"/complete/?$", views.VisitCompleteView.as_view(), name="api-visit-complete"),
-    # Token routes (SPEC §4.3: …/tokens, …/tokens/revoke) are added here by the
-    # context-token work, with views from contextquery.api.internal_*.
+    re_path(VISIT + r"/tokens/?$", token_views.VisitTokenIssueView.as_view(), name="api-visit-tokens"),
+    re_path(VISIT + r"/tokens/revoke/?$", token_views.VisitTokenRevokeView.as_view(), name="api-visit-tokens-revoke"),
 ]
