@@ -1,0 +1,60 @@
+"""Forms of the pattern pages and the admin (SPEC §3.5)."""
+
+from django import forms
+from django.core.exceptions import ValidationError
+from django.utils.translation import gettext_lazy as _
+
+from patterns.changes import BUILT_IN_READ_ONLY, EDITABLE_FIELDS
+from patterns.detection import validate_pattern
+from patterns.models import HermesErrorPattern
+
+#: Longest reply the "Try a reply" box accepts (characters).
+TRY_MAX_CHARS = 100_000
+
+
+class PatternForm(forms.ModelForm):
+    """Create or edit a pattern. A ``regex:`` that does not compile, or is too
+    costly, is an error on the pattern field; a built-in's name and pattern are
+    shown but cannot be changed."""
+
+    class Meta:
+        model = HermesErrorPattern
+        fields = list(EDITABLE_FIELDS)
+        widgets = {
+            "pattern": forms.TextInput(attrs={"spellcheck": "false", "autocomplete": "off"}),
+            "description": forms.Textarea(attrs={"rows": 3}),
+        }
+        help_texts = {
+            "pattern": _("A case-insensitive substring, or regex:<expression> (re2 syntax, case-insensitive)."),
+            "priority": _("Lower is tried first."),
+            "retryable": _("May the engine retry the node later (yes for a rate limit, no for a bad key)?"),
+        }
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # Leading or trailing spaces can be part of a substring pattern.
+        self.fields["pattern"].strip = False
+        if self.instance.pk and self.instance.is_built_in:
+            for name in BUILT_IN_READ_ONLY:
+                self.fields[name].disabled = True
+                self.fields[name].help_text = _("Read-only on a built-in pattern; copy it to make an editable one.")
+
+    def clean_pattern(self):
+        value = self.cleaned_data["pattern"]
+        if not self.fields["pattern"].disabled:
+            try:
+                validate_pattern(value)
+            except ValueError as exc:
+                raise ValidationError(str(exc)) from None
+        return value
+
+
+class TryReplyForm(forms.Form):
+    """The "Try a reply" box: paste an agent reply, see which pattern matches."""
+
+    text = forms.CharField(
+        label=_("Reply"),
+        max_length=TRY_MAX_CHARS,
+        strip=False,
+        widget=forms.Textarea(attrs={"rows": 5, "placeholder": _("Paste an agent reply here")}),
+    )

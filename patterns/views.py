@@ -1,0 +1,212 @@
+"""The pattern pages under /patterns/ (SPEC §3.5): staff only, plain HTML forms
+with CSRF, no JavaScript needed. Every change goes through ``patterns.changes``."""
+
+from functools import wraps
+
+from django.contrib import messages
+from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_http_methods, require_POST
+
+from patterns import changes
+from patterns.detection import detect
+from patterns.filters import PatternFilter
+from patterns.forms import PatternForm, TryReplyForm
+from patterns.models import Category, HermesErrorPattern, PatternChange
+from project.errors import Conflict, Invalid
+
+PAGE_SIZE = 50
+
+
+def staff_required(view):
+    """Anonymous → the login page with ``?next=``; a logged-in non-staff user → 403."""
+
+    @wraps(view)
+    def wrapper(request, *args, **kwargs):
+        if not request.user.is_authenticated:
+            return redirect_to_login(request.get_full_path())
+        if not request.user.is_staff:
+            raise PermissionDenied(_("The pattern pages are for staff users."))
+        return view(request, *args, **kwargs)
+
+    return wrapper
+
+
+def _who(request) -> dict:
+    return {"actor": request.user, "via": "page"}
+
+
+def _back(request, default: str):
+    """Redirect to a safe ``next`` from the form, else to ``default``."""
+    target = request.POST.get("next", "")
+    if target and url_has_allowed_host_and_scheme(target, {request.get_host()}, require_https=request.is_secure()):
+        return redirect(target)
+    return redirect(default)
+
+
+def _apply_errors(form, error: Invalid | Conflict) -> None:
+    """Put a rule's refusal on the form: per field when it names one."""
+    if error.errors:
+        for field, texts in error.errors.items():
+            for text in texts:
+                form.add_error(field if field in form.fields else None, text)
+    else:
+        form.add_error(None, error.message)
+
+
+def try_reply(text: str) -> dict:
+    """The verdict for ``text`` with the text split around the match for ``<mark>``."""
+    found = detect(text)
+    if found is None:
+        return {"found": None, "before": text, "match": "", "after": ""}
+    start, end = found.span
+    return {"found": found, "category_label": Category(found.category).label if found.category in Category.values
+            else found.category, "before": text[:start], "match": text[start:end], "after": text[end:]}
+
+
+def history_rows(changes_qs) -> list[dict]:
+    """History rows for the pattern page: each change with the fields it touched
+    as ``(label, before, after)``; a create, copy or re-install lists every field."""
+    labels = {name: HermesErrorPattern._meta.get_field(name).verbose_name for name in changes.EDITABLE_FIELDS}
+    rows = []
+    for change in changes_qs:
+        before, after = change.before or {}, change.after or {}
+        fields = [
+            (labels.get(name, name), before.get(name), after.get(name))
+            for name in changes.EDITABLE_FIELDS
+            if (name in before or name in after) and before.get(name) != after.get(name)
+        ]
+        rows.append({"change": change, "fields": fields, "show_before": bool(before) and bool(after)})
+    return rows
+
+
+@staff_required
+@require_http_methods(["GET"])
+def pattern_list(request):
+    """The table of patterns with the filters, and the "Try a reply" box."""
+    patterns_filter = PatternFilter(request.GET or None, queryset=HermesErrorPattern.objects.all())
+    page = Paginator(patterns_filter.qs, PAGE_SIZE).get_page(request.GET.get("page"))
+    query = request.GET.copy()
+    query.pop("page", None)
+    return render(request, "patterns/list.html", {
+        "filter": patterns_filter,
+        "page_obj": page,
+        "query": query.urlencode(),
+        "try_form": TryReplyForm(),
+        "categories": Category.choices,
+    })
+
+
+@staff_required
+@require_http_methods(["GET"])
+def pattern_detail(request, pk):
+    """One pattern with its history, newest first."""
+    pattern = get_object_or_404(HermesErrorPattern, pk=pk)
+    history = PatternChange.objects.filter(pattern_ref=pattern.pk).order_by("-created_at", "-id")
+    return render(request, "patterns/detail.html", {"pattern": pattern, "history": history_rows(history)})
+
+
+def _save_form(request, form, save):
+    if form.is_valid():
+        try:
+            saved = save(form.cleaned_data)
+        except (Invalid, Conflict) as error:
+            _apply_errors(form, error)
+        else:
+            messages.success(request, _("Saved “%(name)s”.") % {"name": saved.name})
+            return redirect("patterns:detail", pk=saved.pk)
+    return None
+
+
+@staff_required
+@require_http_methods(["GET", "POST"])
+def pattern_create(request):
+    """The "New pattern" form."""
+    form = PatternForm(request.POST or None)
+    if request.method == "POST":
+        done = _save_form(request, form, lambda values: changes.pattern_create(values=values, **_who(request)))
+        if done:
+            return done
+    return render(request, "patterns/form.html", {"form": form, "pattern": None})
+
+
+@staff_required
+@require_http_methods(["GET", "POST"])
+def pattern_edit(request, pk):
+    """The edit form; a built-in's name and pattern are read-only."""
+    pattern = get_object_or_404(HermesErrorPattern, pk=pk)
+    form = PatternForm(request.POST or None, instance=HermesErrorPattern.objects.get(pk=pk))
+    if request.method == "POST":
+        done = _save_form(request, form, lambda values: changes.pattern_update(
+            target=pattern, values={name: values[name] for name in form.changed_data}, **_who(request)))
+        if done:
+            return done
+    return render(request, "patterns/form.html", {"form": form, "pattern": pattern})
+
+
+@staff_required
+@require_http_methods(["GET", "POST"])
+def pattern_delete(request, pk):
+    """Ask, then delete a custom pattern; a built-in is refused (409)."""
+    pattern = get_object_or_404(HermesErrorPattern, pk=pk)
+    refusal, status = None, 200
+    if request.method == "POST":
+        try:
+            changes.pattern_delete(target=pattern, **_who(request))
+        except Conflict as error:
+            refusal, status = error.message, 409
+        else:
+            messages.success(request, _("Deleted “%(name)s”.") % {"name": pattern.name})
+            return redirect("patterns:list")
+    return render(request, "patterns/confirm_delete.html", {"pattern": pattern, "refusal": refusal}, status=status)
+
+
+@staff_required
+@require_POST
+def pattern_toggle(request, pk):
+    """The enabled switch: flip and go back."""
+    pattern = changes.pattern_toggle(target=get_object_or_404(HermesErrorPattern, pk=pk), **_who(request))
+    if pattern.enabled:
+        messages.success(request, _("Enabled “%(name)s”.") % {"name": pattern.name})
+    else:
+        messages.success(request, _("Disabled “%(name)s”.") % {"name": pattern.name})
+    return _back(request, reverse("patterns:list"))
+
+
+@staff_required
+@require_POST
+def pattern_copy(request, pk):
+    """Copy into an editable custom pattern and open its edit form."""
+    copy = changes.pattern_copy(source=get_object_or_404(HermesErrorPattern, pk=pk), **_who(request))
+    messages.success(request, _("Copied to “%(name)s”; edit it below.") % {"name": copy.name})
+    return redirect("patterns:edit", pk=copy.pk)
+
+
+@staff_required
+@require_http_methods(["GET", "POST"])
+def patterns_reset(request):
+    """Reset to defaults: a confirmation page first (works without JavaScript)."""
+    if request.method == "POST":
+        result = changes.patterns_reset(**_who(request))
+        messages.success(request, _(
+            "Reset to defaults: %(deleted)s custom patterns deleted, %(restored)s built-ins restored, "
+            "%(inserted)s re-installed.") % result.as_dict())
+        return redirect("patterns:list")
+    custom_count = HermesErrorPattern.objects.filter(is_built_in=False).count()
+    return render(request, "patterns/confirm_reset.html", {"custom_count": custom_count})
+
+
+@staff_required
+@require_http_methods(["GET", "POST"])
+def pattern_try(request):
+    """"Try a reply": which enabled pattern (if any) matches, with the match marked."""
+    form = TryReplyForm(request.POST or None)
+    result = None
+    if request.method == "POST" and form.is_valid():
+        result = try_reply(form.cleaned_data["text"])
+    return render(request, "patterns/try.html", {"try_form": form, "result": result})
