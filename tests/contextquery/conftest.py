@@ -1,0 +1,86 @@
+"""Fixtures of the contextquery tests: engine clients and a recorder that
+writes runs through the recording rules (``contextquery.ingest``)."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import Permission
+
+from contextquery import ingest
+from tests.conftest import token_client
+from tests.contextquery.factories import CHAIN, EngineUserFactory
+from tests.factories import UserFactory
+
+
+def envelope(response, status: int) -> dict:
+    """Check ``response`` has ``status`` and the envelope; return its ``data``."""
+    body = response.json()
+    assert response.status_code == status, body
+    assert set(body) == {"code", "message", "data"} and body["code"] == status
+    if status < 400:
+        assert body["message"] == "success"
+    return body["data"]
+
+
+@pytest.fixture
+def engine_user(db):
+    """An engine client user (record_run + view_workflowrun)."""
+    return EngineUserFactory()
+
+
+@pytest.fixture
+def engine_client(engine_user):
+    """An API client authenticated as ``engine_user`` with a knox token."""
+    return token_client(engine_user)
+
+
+@pytest.fixture
+def other_engine_client(db):
+    """A second engine client, owner of nothing the first one created."""
+    return token_client(EngineUserFactory())
+
+
+@pytest.fixture
+def reader_client(db):
+    """A non-staff user who may read runs (view_workflowrun) but not record."""
+    user = UserFactory()
+    user.user_permissions.add(Permission.objects.get(codename="view_workflowrun"))
+    return token_client(user)
+
+
+class Recording:
+    """A run recorded through ``contextquery.ingest``; ``by`` names its visits.
+
+    ``visit("B", a)`` registers B with parent a (``visit("A")`` is a root;
+    ``derive=True`` lets the server derive parents) and completes it with
+    ``status`` unless ``complete=False``. Visits are stored in ``by`` under
+    ``name`` or ``<node><iterSeq>`` (``A1``, ``C2``…).
+    """
+
+    def __init__(self, run):
+        self.run = run
+        self.by: dict = {}
+
+    def visit(self, node_id, *parents, name=None, derive=False, complete=True, status="SUCCESS", output=None,
+              final_text=None, **complete_kwargs):
+        kwargs = {} if derive else {"from_visit_uuids": [str(p.visit_uuid) for p in parents]}
+        visit = ingest.visit_register(run=self.run, node_id=node_id, **kwargs).visit
+        if complete:
+            if output is None:
+                output = {"status": 200, "message": "ok", "data": {"node": node_id, "iter": visit.iter_seq}}
+            ingest.visit_complete(visit=visit, status=status, output=output, final_text=final_text,
+                                  **complete_kwargs)
+            visit.refresh_from_db()
+        self.by[name or f"{node_id}{visit.iter_seq}"] = visit
+        return visit
+
+
+@pytest.fixture
+def record(engine_user):
+    """``record(graph=CHAIN, mode="DAG", **run_fields) -> Recording``."""
+
+    def make(graph=CHAIN, mode="DAG", **fields):
+        run, _ = ingest.run_create(user=engine_user, graph=graph, mode=mode, **fields)
+        return Recording(run)
+
+    return make
