@@ -15,8 +15,6 @@ Exactly three tools, with the names, parameters and answers of
 Uses the official ``mcp`` SDK (FastMCP), the version ``hermes-agent[mcp]`` pins.
 """
 
-from __future__ import annotations
-
 import argparse
 import collections
 import contextvars
