@@ -32,10 +32,14 @@ class PatternForm(forms.ModelForm):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        # Leading or trailing spaces can be part of a substring pattern.
-        self.fields["pattern"].strip = False
+        # Leading or trailing spaces can be part of a substring pattern. The
+        # admin leaves out a built-in's read-only fields, so check for them.
+        if "pattern" in self.fields:
+            self.fields["pattern"].strip = False
         if self.instance.pk and self.instance.is_built_in:
             for name in BUILT_IN_READ_ONLY:
+                if name not in self.fields:
+                    continue
                 self.fields[name].disabled = True
                 self.fields[name].help_text = _("Read-only on a built-in pattern; copy it to make an editable one.")
 

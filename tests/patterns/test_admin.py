@@ -1,0 +1,116 @@
+"""The Django admin of error patterns (SPEC §3.5): history for every change,
+bulk actions included; built-ins undeletable with a read-only name and pattern."""
+
+import pytest
+from django.test import Client
+
+from patterns.models import HermesErrorPattern, PatternChange
+from tests.factories import PatternFactory
+
+pytestmark = pytest.mark.django_db
+
+CHANGELIST = "/admin/patterns/hermeserrorpattern/"
+
+
+@pytest.fixture
+def admin_browser(superuser):
+    client = Client()
+    client.force_login(superuser)
+    return client
+
+
+def form_data(target, **changes):
+    data = {
+        "name": target.name, "pattern": target.pattern, "description": target.description,
+        "category": target.category, "priority": target.priority,
+        "changes-TOTAL_FORMS": "0", "changes-INITIAL_FORMS": "0", "changes-MIN_NUM_FORMS": "0",
+        "changes-MAX_NUM_FORMS": "1000",
+    }
+    if target.enabled:
+        data["enabled"] = "on"
+    if target.retryable:
+        data["retryable"] = "on"
+    data.update(changes)
+    return data
+
+
+def test_the_changelist_lists_filters_and_searches(admin_browser, custom):
+    response = admin_browser.get(CHANGELIST, {"q": custom.name, "is_built_in__exact": "0"})
+    assert response.status_code == 200
+    assert custom.name in response.content.decode()
+
+
+def test_adding_a_pattern_in_the_admin_writes_history(admin_browser, superuser):
+    new = PatternFactory.build(name="Admin made", pattern="admin marker")
+    response = admin_browser.post(f"{CHANGELIST}add/", form_data(new))
+    assert response.status_code == 302
+    created = HermesErrorPattern.objects.get(name="Admin made")
+    row = PatternChange.objects.get(pattern=created)
+    assert (row.action, row.via, row.actor) == ("create", "admin", superuser)
+
+
+def test_editing_in_the_admin_writes_history(admin_browser, custom):
+    response = admin_browser.post(f"{CHANGELIST}{custom.pk}/change/", form_data(custom, priority=3))
+    assert response.status_code == 302
+    row = PatternChange.objects.get(pattern=custom, action="update")
+    assert (row.before["priority"], row.after["priority"], row.via) == (100, 3, "admin")
+
+
+def test_a_regex_that_does_not_compile_is_an_error_on_the_field(admin_browser, custom):
+    response = admin_browser.post(f"{CHANGELIST}{custom.pk}/change/", form_data(custom, pattern="regex:(oops"))
+    assert response.status_code == 200
+    assert "pattern" in response.context["adminform"].form.errors
+    custom.refresh_from_db()
+    assert custom.pattern != "regex:(oops"
+
+
+def test_a_built_in_name_and_pattern_are_read_only(admin_browser, built_in):
+    response = admin_browser.get(f"{CHANGELIST}{built_in.pk}/change/")
+    form = response.context["adminform"].form
+    assert "name" not in form.fields and "pattern" not in form.fields
+    admin_browser.post(f"{CHANGELIST}{built_in.pk}/change/", form_data(built_in, name="Renamed", pattern="x"))
+    built_in.refresh_from_db()
+    assert built_in.name != "Renamed" and built_in.pattern != "x"
+
+
+def test_a_built_in_cannot_be_deleted_in_the_admin(admin_browser, built_in):
+    response = admin_browser.post(f"{CHANGELIST}{built_in.pk}/delete/", {"post": "yes"})
+    assert response.status_code == 403
+    assert HermesErrorPattern.objects.filter(pk=built_in.pk).exists()
+
+
+def test_bulk_delete_with_a_built_in_selected_deletes_nothing(admin_browser, built_in, custom):
+    response = admin_browser.post(CHANGELIST, {
+        "action": "delete_selected", "_selected_action": [built_in.pk, custom.pk], "post": "yes"})
+    assert response.status_code == 403
+    assert HermesErrorPattern.objects.filter(pk__in=[built_in.pk, custom.pk]).count() == 2
+
+
+def test_bulk_delete_of_custom_patterns_keeps_their_history(admin_browser):
+    doomed = PatternFactory()
+    admin_browser.post(CHANGELIST, {"action": "delete_selected", "_selected_action": [doomed.pk], "post": "yes"})
+    assert not HermesErrorPattern.objects.filter(pk=doomed.pk).exists()
+    assert PatternChange.objects.get(pattern_ref=doomed.pk, action="delete").via == "admin"
+
+
+def test_the_disable_action_writes_one_history_row_per_pattern(admin_browser, built_in, custom):
+    response = admin_browser.post(CHANGELIST, {
+        "action": "disable_selected", "_selected_action": [built_in.pk, custom.pk]})
+    assert response.status_code == 302
+    assert not HermesErrorPattern.objects.filter(pk__in=[built_in.pk, custom.pk], enabled=True).exists()
+    rows = PatternChange.objects.filter(pattern_ref__in=[built_in.pk, custom.pk], action="disable", via="admin")
+    assert rows.count() == 2
+
+
+def test_the_enable_action_enables_and_records(admin_browser):
+    off = PatternFactory(enabled=False)
+    admin_browser.post(CHANGELIST, {"action": "enable_selected", "_selected_action": [off.pk]})
+    off.refresh_from_db()
+    assert off.enabled and PatternChange.objects.filter(pattern=off, action="enable").exists()
+
+
+def test_the_history_is_shown_read_only_in_the_admin(admin_browser, custom):
+    admin_browser.post(CHANGELIST, {"action": "disable_selected", "_selected_action": [custom.pk]})
+    response = admin_browser.get("/admin/patterns/patternchange/")
+    assert response.status_code == 200 and custom.name in response.content.decode()
+    assert admin_browser.get("/admin/patterns/patternchange/add/").status_code == 403
