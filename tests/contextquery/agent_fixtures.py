@@ -128,6 +128,8 @@ class _ScriptedHandler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             pass
 
+    do_GET = do_POST
+
 
 def envelope(data, code=200, message="success") -> dict:
     return {"code": code, "message": message, "data": data}
@@ -146,3 +148,40 @@ def scripted_server():
     yield start
     for server in servers:
         server.__exit__(None, None, None)
+
+
+@pytest.fixture
+def engine_api(live_server, settings):
+    """``engine_api(name="engine-1")``: an :class:`EngineClient` of a new engine
+    client user, against the live server, whose ``contextQuery.base_url`` points
+    at that server."""
+    from contextquery.engine_client import EngineClient
+    from contextquery.management.commands.create_engine_client import engine_client_create
+
+    settings.HERMES_CONTEXT_QUERY = {**settings.HERMES_CONTEXT_QUERY, "BASE_URL": live_server.url}
+    clients = []
+
+    def make(name="engine-1"):
+        _, token = engine_client_create(name=name)
+        client = EngineClient(live_server.url, token)
+        clients.append(client)
+        return client
+
+    yield make
+    for client in clients:
+        client.close()
+
+
+TWO_NODES = {"nodes": [{"id": "A", "type": "llm", "name": "Look up"}, {"id": "B", "type": "agent", "name": "Answer"}],
+             "edges": [{"source": "A", "target": "B"}]}
+
+
+def record_a_then_b(client, *, run_id=None, output=OUTPUT_A):
+    """Through the recording API: a run A→B with A completed with ``output`` and B
+    registered; returns ``(run, a, b)`` (b carries ``contextQuery``)."""
+    run = client.create_run(graph=TWO_NODES, run_id=run_id, workflow_name="Capital lookup")
+    a = client.register_visit(run["runId"], node_id="A", from_visit_uuids=[])
+    client.complete_visit(run["runId"], a["visitUuid"], status="SUCCESS", output=output)
+    b = client.register_visit(run["runId"], node_id="B", from_visit_uuid=a["visitUuid"],
+                              input={"prompt": "What did A find?"})
+    return run, a, b
