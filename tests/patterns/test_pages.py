@@ -1,0 +1,238 @@
+"""The pattern pages under /patterns/ (SPEC §3.5): access, the table, forms,
+built-in protections, copy, reset with confirmation, Try a reply, CSRF and escaping."""
+
+import pytest
+from django.test import Client
+
+from patterns.builtins import BUILTINS
+from patterns.models import HermesErrorPattern, PatternChange
+from tests.factories import PatternFactory
+
+pytestmark = pytest.mark.django_db
+
+SCRIPT = "<script>alert(1)</script>"
+ESCAPED = "&lt;script&gt;alert(1)&lt;/script&gt;"
+
+
+def form(target=None, **changes):
+    data = {"name": "Page made", "pattern": "page marker", "description": "", "category": "other", "priority": 100,
+            "enabled": "on"}
+    if target is not None:
+        data.update(name=target.name, pattern=target.pattern, description=target.description,
+                    category=target.category, priority=target.priority)
+        if not target.enabled:
+            data.pop("enabled")
+        if target.retryable:
+            data["retryable"] = "on"
+    data.update(changes)
+    return data
+
+
+# --- access ---------------------------------------------------------------------------
+
+
+def test_an_anonymous_visitor_is_sent_to_the_login_page(client):
+    response = client.get("/patterns/")
+    assert response.status_code == 302
+    assert response["Location"] == "/accounts/login/?next=/patterns/"
+
+
+def test_the_login_page_logs_in_and_returns_to_the_patterns(client, staff_user):
+    page = client.get("/accounts/login/?next=/patterns/")
+    assert page.status_code == 200 and 'name="next" value="/patterns/"' in page.content.decode()
+    response = client.post("/accounts/login/", {"username": staff_user.username, "password": "pass-word-123",
+                                                "next": "/patterns/"})
+    assert response.status_code == 302 and response["Location"] == "/patterns/"
+
+
+def test_a_non_staff_user_is_refused(user_browser):
+    assert user_browser.get("/patterns/").status_code == 403
+
+
+def test_a_non_staff_user_cannot_toggle(user_browser, custom):
+    assert user_browser.post(f"/patterns/{custom.pk}/toggle/").status_code == 403
+    custom.refresh_from_db()
+    assert custom.enabled
+
+
+# --- the table ------------------------------------------------------------------------
+
+
+def test_the_list_shows_built_ins_with_their_tag_and_a_disabled_delete(staff_browser):
+    page = staff_browser.get("/patterns/").content.decode()
+    shipped = HermesErrorPattern.objects.get(key=BUILTINS[0]["key"])
+    row = page[page.index(f'id="pattern-{shipped.pk}"'):]
+    row = row[:row.index("</tr>")]
+    assert 'class="tag builtin"' in row and "disabled" in row and 'role="switch"' in row
+    assert f"/patterns/{shipped.pk}/delete/" not in row
+
+
+def test_the_list_links_delete_for_a_custom_pattern(staff_browser, custom):
+    page = staff_browser.get("/patterns/").content.decode()
+    assert f'href="/patterns/{custom.pk}/delete/"' in page
+
+
+def test_the_list_filters_with_the_shared_filterset(staff_browser, custom):
+    other = PatternFactory(name="Somewhere else", category="quota")
+    page = staff_browser.get("/patterns/", {"search": custom.name, "isBuiltIn": "false"})
+    names = [p.name for p in page.context["page_obj"]]
+    assert names == [custom.name] and other.name not in names
+
+
+def test_a_bad_filter_value_shows_an_error_not_a_crash(staff_browser):
+    response = staff_browser.get("/patterns/", {"category": "weather"})
+    assert response.status_code == 200 and response.context["filter"].errors
+
+
+# --- forms ------------------------------------------------------------------------------
+
+
+def test_creating_on_the_page_stores_it_with_history(staff_browser, staff_user):
+    response = staff_browser.post("/patterns/new/", form())
+    created = HermesErrorPattern.objects.get(name="Page made")
+    assert response.status_code == 302 and response["Location"] == f"/patterns/{created.pk}/"
+    row = PatternChange.objects.get(pattern=created)
+    assert (row.via, row.actor) == ("page", staff_user)
+
+
+def test_a_regex_that_does_not_compile_shows_the_error_on_the_field(staff_browser):
+    response = staff_browser.post("/patterns/new/", form(pattern="regex:(unclosed"))
+    assert response.status_code == 200
+    assert "pattern" in response.context["form"].errors
+    assert not HermesErrorPattern.objects.filter(name="Page made").exists()
+
+
+def test_a_duplicate_name_shows_the_error_on_the_field(staff_browser, custom):
+    response = staff_browser.post("/patterns/new/", form(name=custom.name))
+    assert "name" in response.context["form"].errors
+
+
+def test_editing_on_the_page_records_the_change(staff_browser, custom):
+    response = staff_browser.post(f"/patterns/{custom.pk}/edit/", form(custom, priority=9))
+    assert response.status_code == 302
+    row = PatternChange.objects.get(pattern=custom, action="update")
+    assert (row.before["priority"], row.after["priority"]) == (100, 9)
+
+
+def test_a_built_in_name_and_pattern_cannot_be_changed_on_the_page(staff_browser, built_in):
+    staff_browser.post(f"/patterns/{built_in.pk}/edit/", form(built_in, name="Renamed", pattern="zzz", priority=4))
+    built_in.refresh_from_db()
+    assert built_in.priority == 4 and built_in.name != "Renamed" and built_in.pattern != "zzz"
+
+
+def test_the_pattern_page_shows_its_history(staff_browser, custom):
+    staff_browser.post(f"/patterns/{custom.pk}/toggle/")
+    page = staff_browser.get(f"/patterns/{custom.pk}/")
+    assert [row["change"].action for row in page.context["history"]] == ["disable"]
+    assert 'id="history"' in page.content.decode()
+
+
+# --- delete, toggle, copy, reset ------------------------------------------------------------
+
+
+def test_deleting_asks_first_then_deletes(staff_browser, custom):
+    assert staff_browser.get(f"/patterns/{custom.pk}/delete/").status_code == 200
+    assert HermesErrorPattern.objects.filter(pk=custom.pk).exists()
+    response = staff_browser.post(f"/patterns/{custom.pk}/delete/")
+    assert response.status_code == 302 and not HermesErrorPattern.objects.filter(pk=custom.pk).exists()
+
+
+def test_deleting_a_built_in_pattern_is_refused_on_the_page(staff_browser, built_in):
+    response = staff_browser.post(f"/patterns/{built_in.pk}/delete/")
+    assert response.status_code == 409
+    assert 'id="delete-refused"' in response.content.decode()
+    assert HermesErrorPattern.objects.filter(pk=built_in.pk).exists()
+
+
+def test_the_switch_toggles_and_returns_to_the_page_it_came_from(staff_browser, built_in):
+    response = staff_browser.post(f"/patterns/{built_in.pk}/toggle/", {"next": "/patterns/?enabled=true"})
+    assert response["Location"] == "/patterns/?enabled=true"
+    built_in.refresh_from_db()
+    assert built_in.enabled is False
+
+
+def test_the_switch_ignores_a_next_on_another_site(staff_browser, custom):
+    response = staff_browser.post(f"/patterns/{custom.pk}/toggle/", {"next": "https://evil.example/"})
+    assert response["Location"] == "/patterns/"
+
+
+def test_toggle_needs_post(staff_browser, custom):
+    assert staff_browser.get(f"/patterns/{custom.pk}/toggle/").status_code == 405
+
+
+def test_copy_opens_the_edit_form_of_the_new_pattern(staff_browser, built_in):
+    response = staff_browser.post(f"/patterns/{built_in.pk}/copy/")
+    copy = HermesErrorPattern.objects.get(name=f"{built_in.name} (copy)")
+    assert response["Location"] == f"/patterns/{copy.pk}/edit/" and not copy.is_built_in
+
+
+def test_reset_shows_a_confirmation_and_changes_nothing_until_confirmed(staff_browser, custom):
+    page = staff_browser.get("/patterns/reset/")
+    assert page.status_code == 200 and 'id="confirm-reset"' in page.content.decode()
+    assert HermesErrorPattern.objects.filter(pk=custom.pk).exists()
+
+
+def test_confirmed_reset_restores_the_defaults(staff_browser, custom):
+    response = staff_browser.post("/patterns/reset/")
+    assert response.status_code == 302
+    assert not HermesErrorPattern.objects.filter(is_built_in=False).exists()
+    assert set(HermesErrorPattern.objects.values_list("key", flat=True)) >= {d["key"] for d in BUILTINS}
+
+
+# --- Try a reply ----------------------------------------------------------------------------
+
+
+def test_try_a_reply_marks_the_match(staff_browser):
+    pattern = PatternFactory(name="Boom", pattern="kaboom", priority=1)
+    response = staff_browser.post("/patterns/try/", {"text": "Well: KABOOM, sorry"})
+    page = response.content.decode()
+    assert response.context["result"]["found"].pattern_id == pattern.pk
+    assert "Well: <mark>KABOOM</mark>, sorry" in page
+
+
+def test_try_a_reply_says_when_nothing_matches(staff_browser):
+    response = staff_browser.post("/patterns/try/", {"text": "The summary is attached."})
+    assert response.context["result"]["found"] is None
+    assert "<mark>" not in response.content.decode()
+
+
+def test_try_a_reply_escapes_the_reply(staff_browser):
+    PatternFactory(pattern="kaboom", priority=1)
+    page = staff_browser.post("/patterns/try/", {"text": f"{SCRIPT} kaboom {SCRIPT}"}).content.decode()
+    assert SCRIPT not in page and f"{ESCAPED} <mark>kaboom</mark> {ESCAPED}" in page
+
+
+def test_try_a_reply_counts_no_hit(staff_browser):
+    pattern = PatternFactory(pattern="kaboom", priority=1)
+    staff_browser.post("/patterns/try/", {"text": "kaboom"})
+    pattern.refresh_from_db()
+    assert pattern.hit_count == 0
+
+
+# --- CSRF and escaping -----------------------------------------------------------------------
+
+
+def test_a_post_without_a_csrf_token_is_refused(staff_user, custom):
+    browser = Client(enforce_csrf_checks=True)
+    browser.force_login(staff_user)
+    assert browser.post(f"/patterns/{custom.pk}/toggle/").status_code == 403
+    custom.refresh_from_db()
+    assert custom.enabled
+
+
+@pytest.mark.parametrize("url", ["/patterns/", "/patterns/{id}/", "/patterns/{id}/edit/", "/patterns/{id}/delete/"])
+def test_every_user_supplied_field_is_escaped(staff_browser, url):
+    hostile = PatternFactory(name=f"N{SCRIPT}", pattern=f"P{SCRIPT}", description=f"D{SCRIPT}")
+    page = staff_browser.get(url.format(id=hostile.pk), {"search": SCRIPT} if url == "/patterns/" else {})
+    text = page.content.decode()
+    assert SCRIPT not in text and ESCAPED in text
+
+
+def test_the_history_escapes_what_it_shows(staff_browser, staff_user):
+    staff_user.username = f"u{SCRIPT}"[:150]
+    staff_user.save()
+    hostile = PatternFactory(description="plain")
+    staff_browser.force_login(staff_user)
+    staff_browser.post(f"/patterns/{hostile.pk}/edit/", form(hostile, description=f"D{SCRIPT}"))
+    text = staff_browser.get(f"/patterns/{hostile.pk}/").content.decode()
+    assert SCRIPT not in text and ESCAPED in text
