@@ -13,6 +13,16 @@ from contextquery.ingest import COMPLETION_STATUSES, FINISH_STATUSES
 MAX_LOGS_PER_BATCH = 1000
 
 
+def choice(values, **kwargs) -> serializers.ChoiceField:
+    """A ChoiceField whose refusal lists the allowed values (SPEC §2)."""
+    values = [str(v) for v in values]
+    return serializers.ChoiceField(
+        choices=[(v, v) for v in values],
+        error_messages={"invalid_choice": f'"{{input}}" is not allowed; use one of {", ".join(values)}.'},
+        **kwargs,
+    )
+
+
 # --------------------------------------------------------------------------- requests
 
 
@@ -22,7 +32,7 @@ class RunCreateSerializer(serializers.Serializer):
     runId = serializers.CharField(required=False, allow_null=True, max_length=64)  # noqa: N815
     workflowId = serializers.CharField(required=False, allow_blank=True, max_length=200, default="")  # noqa: N815
     workflowName = serializers.CharField(required=False, allow_blank=True, max_length=200, default="")  # noqa: N815
-    mode = serializers.ChoiceField(choices=RunMode.choices, default=RunMode.DAG)
+    mode = choice(RunMode.values, default=RunMode.DAG)
     graph = serializers.JSONField(
         help_text="The canvas: {nodes: [{id, type, name, failStrategy: abort|skip}], edges: [{source, target}]}."
     )
@@ -65,7 +75,7 @@ class LogEntrySerializer(serializers.Serializer):
     """One log entry ``{seq?, type, timestamp?, message?, detail?}`` (SPEC §4.1)."""
 
     seq = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=2_000_000_000)
-    type = serializers.ChoiceField(choices=LogType.choices)
+    type = choice(LogType.values)
     timestamp = serializers.DateTimeField(required=False, allow_null=True)
     message = serializers.CharField(required=False, allow_null=True, allow_blank=True, trim_whitespace=False)
     detail = serializers.JSONField(required=False, allow_null=True)
@@ -90,7 +100,7 @@ class AgentResultSerializer(serializers.Serializer):
 class VisitCompleteSerializer(serializers.Serializer):
     """``POST …/complete``."""
 
-    status = serializers.ChoiceField(choices=[(s, s) for s in COMPLETION_STATUSES])
+    status = choice(COMPLETION_STATUSES)
     output = serializers.JSONField(
         required=False, allow_null=True, help_text="The output envelope {status, message, data}."
     )
@@ -104,7 +114,7 @@ class VisitCompleteSerializer(serializers.Serializer):
 class RunFinishSerializer(serializers.Serializer):
     """``POST /api/runs/{runId}/finish``."""
 
-    status = serializers.ChoiceField(choices=[(s, s) for s in FINISH_STATUSES])
+    status = choice(FINISH_STATUSES)
 
 
 # --------------------------------------------------------------------------- responses
