@@ -236,3 +236,22 @@ def test_the_history_escapes_what_it_shows(staff_browser, staff_user):
     staff_browser.post(f"/patterns/{hostile.pk}/edit/", form(hostile, description=f"D{SCRIPT}"))
     text = staff_browser.get(f"/patterns/{hostile.pk}/").content.decode()
     assert SCRIPT not in text and ESCAPED in text
+
+
+# --- Simplified Chinese ---------------------------------------------------------------------
+
+
+def test_the_pattern_list_is_shown_in_chinese(staff_browser):
+    page = staff_browser.get("/patterns/", HTTP_ACCEPT_LANGUAGE="zh-Hans").content.decode()
+    assert "新建模式" in page and "恢复默认" in page and "试一条回复" in page and 'lang="zh-hans"' in page
+
+
+def test_the_login_page_is_shown_in_chinese(client):
+    page = client.get("/accounts/login/", HTTP_ACCEPT_LANGUAGE="zh-Hans").content.decode()
+    assert "用户名" in page and "密码" in page and "登录" in page
+
+
+def test_the_language_switch_keeps_chinese_for_the_session(staff_browser):
+    response = staff_browser.post("/i18n/setlang/", {"language": "zh-hans", "next": "/patterns/"})
+    assert response.status_code == 302
+    assert "新建模式" in staff_browser.get("/patterns/").content.decode()
