@@ -18,20 +18,29 @@ from __future__ import annotations
 #: blockquote: a quoted or code-fenced error is an answer *about* an error.
 _LEAD = r"^[^\pL\pN`\"“'>]{0,6}"
 
-#: An error label: at most two words, a word ending in an error noun, at most
-#: one more word, then ":", newline, "(" or ","; e.g. "Error code:", "API Error (",
-#: "openai.RateLimitError:", "Upstream error from Alibaba:", "错误：", "AGENT ERROR\n".
-_LABEL = r"(?:\S+ ){0,2}\S*?(?:error|exception|错误|失败|ошибка|wrong)(?: \S+){0,2} ?[:：\n(，,]"
+#: An error label: at most two words, a token ending in an error noun, at most
+#: two more words, then ":", newline, "(" or ","; e.g. "Error code:", "API Error (",
+#: "openai.RateLimitError:", "Upstream error from Alibaba:", "错误：", "AGENT ERROR\n",
+#: and JSON error bodies ({"error": …, {"detail": …, {"type":"error", …).
+#: Words start with a letter, so "> Error: …" (a quoted error) is no label.
+_LABEL = (
+    r"(?:[\pL\[]\S* ){0,2}[\pL\pN._\[{\"':,]*?(?:error|exception|detail|错误|失败|ошибка|wrong)(?: \S+){0,2}\"? ?"
+    r"[:：\n(，,]"
+)
 
-#: Retry wrappers of hermes-agent, the AI SDK and LangChain before the provider's text.
-_WRAPPER = r"(?:api call )?failed after \d+|invalid api response|non-retryable|retrying \S+ in"
+#: Retry and transport wrappers (hermes-agent, the AI SDK, LangChain, axios, urllib3).
+_WRAPPER = r"(?:api call )?failed after \d+|invalid api response|retrying \S+ in|request failed with|\w*pool\("
 
-#: A status line and a JSON error body.
-_STATUS_LINE = r"(?:http\S*|status code|状态码) ?[:：]? ?\d{3}"
-_JSON = r"\{\s*\"(?:error|detail)\""
+#: A status line ("HTTP 503:", "status code: 429,", "状态码：503") followed by punctuation,
+#: not by prose ("HTTP 503 is what a load balancer returns"); google-genai's "429 RESOURCE_EXHAUSTED. {".
+_STATUS_LINE = r"(?:http\S*|status code|状态码) ?[:：]? ?\d{3} ?[^\s\pL]|[45]\d\d \w+\. \{"
 
 #: The opening of an error reply.
-_OPENING = _LEAD + r"(?:" + "|".join((_LABEL, _WRAPPER, _STATUS_LINE, _JSON)) + r")"
+_OPENING = _LEAD + r"(?:" + "|".join((_LABEL, _WRAPPER, _STATUS_LINE)) + r")"
+
+#: After a status code: an optional Title Case reason ("Too Many Requests"), then
+#: punctuation or the end.
+_CODE_END = r"(?-i:(?: [A-Z][\w-]*)*)\s?(?:[:：\-–(\[{,，.\n]|$)"
 
 
 def _after_start(keywords: str) -> str:
@@ -40,13 +49,12 @@ def _after_start(keywords: str) -> str:
 
 
 def _status(codes: str) -> str:
-    """An error opening with one of ``codes`` (a regex over three digits) as its status,
-    or a reply that opens with the code and its reason ("429 Too Many Requests")."""
+    """A reply whose first line, after up to three "label:" segments, is a status with one
+    of ``codes`` (a regex over three digits), or that opens with the code and its reason."""
     return (
-        r"regex:" + _LEAD + r"(?:(?:" + _LABEL + r"|" + _WRAPPER + r")\S* ?){0,3}(?:(?:\S+ )?\S*?"
-        r"(?:http\S*|status(?: ?code)?|error(?: code)?|状态码) ?[:：=(]? ?\[?(?:" + codes + r")\b|(?:" + codes
-        + r") (?:too many|provider returned|\pL+ error|unauthori|forbidden|not found|service unavail"
-        r"|internal server|bad gateway|gateway timeout|payment))"
+        r"regex:" + _LEAD + r"(?:(?:[\pL\pN][^\n:：]{0,40}[:：,，(]|" + _WRAPPER + r") ?){0,3}(?:\S*?(?:http\S*"
+        r"|status(?: ?code)?|error(?: code)?|状态码) ?[:：=(]? ?\[?)?(?:" + codes + r")(?:" + _CODE_END
+        + r"|(?-i: [A-Z_]{5,})| (?:too many|provider returned|\pL+ error))"
     )
 
 
@@ -155,10 +163,16 @@ BUILTINS: list[dict] = [
     _builtin(
         "quota-exhausted", "Quota or credits exhausted",
         _after_start(r"insufficient[_ ](?:quota|balance|credit|fund)|exceeded (?:\w+ ){0,2}quota|quota (?:exceed"
-                     r"|exhaust)|out of (?:quota|credit)|exhausted your|credit balance|billing|more credits"
-                     r"|arrear|payment required|resource_exhausted"),
-        "The account cannot pay for the call: OpenAI insufficient_quota, Anthropic credit balance, DeepSeek "
-        "Insufficient Balance, OpenRouter credits, Gemini RESOURCE_EXHAUSTED, DashScope Arrearage.",
+                     r"|exhaust)|out of (?:quota|credit)|exhausted your|credit balance"),
+        "The account's quota or balance is spent: OpenAI insufficient_quota, Anthropic credit balance too low, "
+        "DeepSeek Insufficient Balance, Gemini daily quota.",
+        "quota", False, 22,
+    ),
+    _builtin(
+        "billing", "Billing, credits or payment required",
+        _after_start(r"billing|more credits|arrear|payment required|resource_exhausted|suspended"),
+        'The provider wants payment: check your plan and billing details, OpenRouter "requires more credits", '
+        "402 Payment Required, DashScope Arrearage, Gemini RESOURCE_EXHAUSTED, a suspended account.",
         "quota", False, 22,
     ),
     _builtin(
@@ -170,32 +184,36 @@ BUILTINS: list[dict] = [
     _builtin(
         "model-not-found", "Model or endpoint not found",
         _after_start(r"model_not_found|model\W[^\n]{0,50}?(?:not found|does not exist|not exist)|no endpoints"
-                     r"|not a valid model|(?:invalid|unknown|no such) model|invalidendpoint|endpoint that does not"
-                     r"|模型不存在|无可用渠道"),
+                     r"|not a valid model|(?:invalid|unknown|no such) model|invalidendpoint"),
         "The requested model or endpoint does not exist or is not available to this key.",
+        "model_not_found", False, 24,
+    ),
+    _builtin(
+        "model-not-found-zh", "模型不存在 / 无可用渠道",
+        _after_start(r"模型不存在|模型[^\n]{0,20}?(?:不可用|未找到|下线)|无可用渠道"),
+        "Chinese providers and relays (one-api, new-api): the model does not exist or no channel serves it.",
         "model_not_found", False, 24,
     ),
     _builtin(
         "context-length", "Context length or token limit exceeded",
         _after_start(r"context[_ ]length|maximum context|context window|(?:prompt|input) is too long|too many"
-                     r" tokens|max_tokens|reduce the length|payload too large|range of input length|上下文|长度超"),
+                     r" tokens|max_tokens|payload too large|range of input length|上下文长度|长度超"),
         "The prompt plus requested output does not fit the model (context_length_exceeded, prompt is too long, "
         "max_tokens over the cap, 413 payload too large).",
         "context_length", False, 26,
     ),
     _builtin(
         "auth-invalid-key", "Invalid API key or authentication failed",
-        _after_start(r"(?:invalid|incorrect|wrong|missing|expired|revoked)[_ ](?:x-)?api[_ ]?key|api key (?:not"
-                     r" valid|is invalid|expired)|authenticat\w*[_ ](?:error|fail)|unauthori[sz]ed"
-                     r"|permission[_ ]denied|invalid token"),
+        _after_start(r"(?:invalid|incorrect|wrong|missing|expired)[_ ](?:x-)?api[_ ]?key|api key (?:not"
+                     r" valid|is invalid)|authenticat\w*[_ ](?:error|fail)|unauthori[sz]ed|invalid token"),
         "The provider rejected the credentials (invalid_api_key, authentication_error, 401 Unauthorized, "
         "permission denied).",
         "auth", False, 28,
     ),
     _builtin(
-        "auth-invalid-key-zh", "无效的 API Key / 身份验证失败",
-        _after_start(r"无效的 ?api|api ?key ?无效|身份验证|鉴权|认证失败|令牌(?:无效|已过期)"),
-        "Chinese providers' authentication messages (无效的 API Key, 身份验证失败, 鉴权失败).",
+        "auth-invalid-key-zh", "无效的 API Key / 身份验证失败 / permission denied",
+        _after_start(r"无效的 ?api|api ?key ?无效|身份验证|鉴权|认证失败|令牌(?:无效|已过期)|permission[_ ]denied"),
+        "Chinese providers' authentication messages (无效的 API Key, 身份验证失败, 鉴权失败) and PERMISSION_DENIED.",
         "auth", False, 28,
     ),
     _builtin(
@@ -222,9 +240,14 @@ BUILTINS: list[dict] = [
     _builtin(
         "network", "Connection error",
         _after_start(r"connection (?:error|refused|reset|aborted|closed|failed)|(?:could not|unable to|failed to)"
-                     r" connect|network (?:error|is unreachable)|econn|enotfound|getaddrinfo"
-                     r"|ssl|disconnected|broken pipe|fetch failed|网络|连接"),
-        "The model could not be reached (connection refused or reset, DNS, TLS, proxy).",
+                     r" connect|network (?:error|is unreachable)|disconnected|网络|连接"),
+        "The model could not be reached (connection error, refused or reset, network unreachable).",
+        "network", True, 36,
+    ),
+    _builtin(
+        "network-socket", "Socket, DNS or TLS failure",
+        _after_start(r"econn|enotfound|getaddrinfo|name resolution|ssl|certificate verif|broken pipe|fetch failed"),
+        "Low-level transport failures: ECONNRESET/ECONNREFUSED, DNS (ENOTFOUND, getaddrinfo), TLS, broken pipe.",
         "network", True, 36,
     ),
     _builtin(
@@ -332,7 +355,7 @@ BUILTINS: list[dict] = [
     ),
     _builtin(
         "error-json", "JSON error body",
-        r"regex:" + _LEAD + r"(?:" + _LABEL + r"){0,3}(?:" + _JSON + r")",
+        r"regex:" + _LEAD + r"[\[{\s]*\"(?:error|detail)\"\s*:",
         "A reply that is a provider's JSON error body with no more specific sign.",
         "other", False, 95,
     ),
