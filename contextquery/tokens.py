@@ -18,6 +18,7 @@ and ``***``) whenever one must be named.
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import math
 import re
@@ -248,3 +249,23 @@ def tokens_purge_maybe() -> int:
     if not cache.add(_PURGE_CACHE_KEY, True, timeout=config()["CLEANUP_INTERVAL_SECONDS"]):
         return 0
     return tokens_purge()
+
+
+def context_query_curl_lines(*, context_query: dict, node_id: str) -> list[str]:
+    """Ready-to-paste ``curl`` lines for the three internal endpoints (``loaddemo``).
+
+    ``context_query`` is the object of :func:`context_query_object`; ``node_id``
+    a predecessor to read with ``output`` and ``meta``. The lines carry the
+    token: print them only where the token is shown at issue.
+    """
+    base, token, run_id = context_query["base_url"], context_query["token"], context_query["run_id"]
+    bodies = {
+        "path": {"runId": run_id, "visitUuid": context_query["visit_uuid"]},
+        "output": {"runId": run_id, "nodeId": node_id, "field": None, "iterSeq": None},
+        "meta": {"runId": run_id, "nodeId": node_id, "kind": "ALL"},
+    }
+    return [
+        f"curl -s -X POST {base}/internal/context/{endpoint} -H 'X-Context-Token: {token}' "
+        f"-H 'Content-Type: application/json' -d '{json.dumps(body)}'"
+        for endpoint, body in bodies.items()
+    ]

@@ -149,6 +149,12 @@ class ContextQueryView(APIView):
 
 
 _ERRORS = (400, 401, 403, 404, 413, 422, 429, 503)
+_RULES = (
+    "Header X-Context-Token only; answered only to clients in ALLOWED_CLIENTS. Checks in order: "
+    "503 disabled, 403 client address, 401 token, 400 JSON, 422 fields, 403 runId, 429 budget "
+    "(MAX_QUERIES_PER_VISIT per visit), 404 not a predecessor. Every authenticated query counts "
+    "toward the budget, is audited and slides the token's expiry. An explicit null means 'not given'."
+)
 
 
 class PathQueryView(ContextQueryView):
@@ -167,6 +173,8 @@ class PathQueryView(ContextQueryView):
         operation_id="internal_context_path",
         tags=["internal context"],
         summary="Predecessor path graph of the token's visit",
+        description="The §4.2 graph, bounded by MAX_PATHS and MAX_PATH_DEPTH. A visitUuid other than the "
+        "token's is 403. " + _RULES,
         request=bodies.PathQuerySerializer,
         responses={200: bodies.PathGraphSerializer},
         auth=SECURITY,
@@ -190,6 +198,9 @@ class OutputQueryView(ContextQueryView):
         operation_id="internal_context_output",
         tags=["internal context"],
         summary="A predecessor's output envelope, or one (dotted) field of its data",
+        description="iterSeq null: the latest visit of the node among the predecessors. A missing field is 404 "
+        "naming the available keys. data is cut to maxBytes (truncated, originalBytes); status is null while "
+        "the predecessor is RUNNING. " + _RULES,
         request=bodies.OutputQuerySerializer,
         responses={200: bodies.OutputAnswerSerializer},
         auth=SECURITY,
@@ -221,6 +232,8 @@ class MetaQueryView(ContextQueryView):
         operation_id="internal_context_meta",
         tags=["internal context"],
         summary="A predecessor's thinking, tool calls and todo list",
+        description="visitUuid wins over nodeId; kind THINKING | TOOL_CALLS | TODO | ALL (default ALL, "
+        "case-insensitive; logs with ALL only). The content is cut to maxBytes. " + _RULES,
         request=bodies.MetaQuerySerializer,
         responses={200: bodies.MetaAnswerSerializer},
         auth=SECURITY,

@@ -491,3 +491,14 @@ def test_purging_tokens_keeps_the_audit_rows(ask, flyback, c2, clock):
     assert tokens.tokens_purge() == 1
     assert ContextToken.objects.count() == 0
     assert ContextRead.objects.filter(visit=flyback.by["C2"]).count() == 1
+
+
+def test_the_schema_documents_the_internal_endpoints_with_the_header_token(staff_client):
+    schema = staff_client.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+    assert schema["components"]["securitySchemes"]["ContextToken"] == {"type": "apiKey", "in": "header", "name": "X-Context-Token"}
+    for endpoint in ("path", "output", "meta"):
+        operation = schema["paths"][f"/internal/context/{endpoint}/"]["post"]
+        assert operation["security"] == [{"ContextToken": []}]
+        assert {"200", "401", "403", "404", "422", "429", "503"} <= set(operation["responses"])
+    assert "post" in schema["paths"]["/api/runs/{run_id}/visits/{visit_uuid}/tokens/"]
+    assert "post" in schema["paths"]["/api/runs/{run_id}/visits/{visit_uuid}/tokens/revoke/"]

@@ -295,3 +295,22 @@ def test_issuing_purges_opportunistically_at_most_once_per_interval(running, clo
     tokens.token_issue(visit=running)
     assert not ContextToken.objects.filter(pk=first.pk).exists()
     assert ContextToken.objects.count() == 2
+
+
+@pytest.mark.slow
+def test_loaddemo_prints_curl_lines_that_answer_over_real_http(live_server):
+    import json
+    import shlex
+    import subprocess
+
+    from django.conf import settings
+
+    with override_settings(HERMES_CONTEXT_QUERY={**settings.HERMES_CONTEXT_QUERY, "BASE_URL": live_server.url}):
+        out = io.StringIO()
+        call_command("loaddemo", stdout=out)
+    lines = [line for line in out.getvalue().splitlines() if line.startswith("curl ")]
+    assert [re.search(r"/internal/context/(\w+)", line).group(1) for line in lines] == ["path", "output", "meta"]
+    answers = [json.loads(subprocess.run(shlex.split(line), capture_output=True, text=True, timeout=30).stdout) for line in lines]
+    assert [a["code"] for a in answers] == [200, 200, 200]
+    assert answers[0]["data"]["nodeIds"] == ["A", "B"]
+    assert answers[1]["data"]["nodeId"] == "A" and answers[2]["data"]["thinking"]
