@@ -15,7 +15,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
 from django.core.management.base import BaseCommand
 
-from contextquery import ingest
+from contextquery import ingest, tokens
 
 DEMO_ENGINE = "demo-engine"
 
@@ -225,9 +225,8 @@ def running_visit_hint(registration) -> list[str]:
         return ["Context query is disabled (HERMES_CONTEXT_QUERY_ENABLED=false): no token issued."]
     return [
         f"Its context token (expires {cq['expires_at']} unless the visit shows signs of life): {cq['token']}",
-        f"Try: curl -s -X POST {cq['base_url']}/internal/context/path -H 'X-Context-Token: {cq['token']}' "
-        f"-H 'Content-Type: application/json' -d '{{\"runId\": \"{cq['run_id']}\", "
-        f"\"visitUuid\": \"{cq['visit_uuid']}\"}}'",
+        "Try the three context endpoints (B may read its predecessor A):",
+        *tokens.context_query_curl_lines(context_query=cq, node_id="A"),
     ]
 
 
