@@ -1,0 +1,97 @@
+"""``create_engine_client`` and ``loaddemo`` (SPEC §4.3, §6)."""
+
+from io import StringIO
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import CommandError, call_command
+
+from contextquery.models import Visit, WorkflowRun
+from tests.contextquery.conftest import envelope
+from tests.contextquery.factories import CHAIN
+
+
+def run_command(*args) -> list[str]:
+    out = StringIO()
+    call_command(*args, stdout=out)
+    return out.getvalue().strip().splitlines()
+
+
+def test_create_engine_client_prints_a_token_that_records_runs(db, client):
+    lines = run_command("create_engine_client", "planner-engine")
+    user = get_user_model().objects.get(username="planner-engine")
+    assert user.has_perm("contextquery.record_run") and user.has_perm("contextquery.view_workflowrun")
+    assert not user.has_usable_password()
+    response = client.post("/api/runs", {"graph": CHAIN}, content_type="application/json",
+                           HTTP_AUTHORIZATION=f"Token {lines[-1]}")
+    assert envelope(response, 201)["createdBy"] == "planner-engine"
+
+
+def test_create_engine_client_refuses_a_taken_name(db):
+    run_command("create_engine_client", "twice")
+    with pytest.raises(CommandError, match="exists already"):
+        call_command("create_engine_client", "twice", stdout=StringIO())
+
+
+def test_create_engine_client_refuses_an_invalid_name(db):
+    with pytest.raises(CommandError, match="not a valid user name"):
+        call_command("create_engine_client", "no spaces allowed!", stdout=StringIO())
+    assert get_user_model().objects.count() == 0
+
+
+@pytest.fixture
+def demo(db):
+    from contextquery.management.commands.loaddemo import demo_load
+
+    return demo_load()
+
+
+def test_loaddemo_records_the_dag_with_two_paths_into_g(demo):
+    from contextquery.ingest import visit_paths
+
+    run, visits = demo.runs["research"]
+    graph = visit_paths(visit=visits["G"].visit)
+    assert [p.sequence for p in graph.paths] == [["A", "B", "C", "G"], ["D", "E", "F", "G"]]
+    assert run.mode == "DAG" and WorkflowRun.objects.get(pk=run.pk).status == "SUCCESS"
+    assert {log.type for log in visits["A"].visit.logs.all()} >= {"THINKING", "TOOL_CALL", "TOOL_RESULT",
+                                                                   "TODO_UPDATE"}
+
+
+def test_loaddemo_records_the_agentic_flight_back_to_c(demo):
+    from contextquery.ingest import visit_paths
+
+    _, visits = demo.runs["flyback"]
+    graph = visit_paths(visit=visits["C2"].visit)
+    assert [p.sequence for p in graph.paths] == [["A", "B", "C", "G", "C"]]
+    assert graph.backtrack_edge_keys == ["G->C"]
+
+
+def test_loaddemo_records_a_429_reply_failed_by_pattern_and_retried(demo):
+    _, visits = demo.runs["rate_limited"]
+    failed = Visit.objects.get(pk=visits["B1"].visit.pk)
+    assert (failed.status, failed.failure_category, failed.retryable) == ("FAILED", "rate_limit", True)
+    assert failed.matched_pattern_id is not None
+    assert Visit.objects.get(pk=visits["B2"].visit.pk).iter_seq == 2
+
+
+def test_loaddemo_records_a_skipped_failure_whose_downstream_runs_on(demo):
+    _, visits = demo.runs["skipped"]
+    failed = Visit.objects.get(pk=visits["B"].visit.pk)
+    downstream = Visit.objects.get(pk=visits["C"].visit.pk)
+    assert (failed.status, failed.run_action) == ("FAILED", "continue")
+    assert downstream.status == "SUCCESS" and str(failed.visit_uuid) in downstream.parent_uuids
+
+
+def test_loaddemo_leaves_one_visit_running_and_prints_its_token(demo):
+    run, visits = demo.runs["running"]
+    assert WorkflowRun.objects.get(pk=run.pk).status == "RUNNING"
+    assert Visit.objects.get(pk=visits["B"].visit.pk).status == "RUNNING"
+    assert any(visits["B"].context_query["token"] in line for line in demo.lines)
+
+
+def test_loaddemo_twice_records_new_runs(db):
+    run_command("loaddemo")
+    first = WorkflowRun.objects.count()
+    lines = run_command("loaddemo")
+    assert WorkflowRun.objects.count() == 2 * first == 10
+    assert "Recorded 5 demo runs" in lines[-1]
