@@ -11,31 +11,12 @@ from rest_framework import serializers
 from contextquery.queries import META_KINDS
 from contextquery.tokens import config
 
+# The JSON-type-strict fields the pattern API introduced; one definition serves both APIs.
+from patterns.api.serializers import StrictCharField, StrictIntegerField
+
 MAX_ITER_SEQ = 2**31 - 1
 MIN_MAX_BYTES = 512
 MAX_MAX_BYTES = 102400
-
-
-class StrictCharField(serializers.CharField):
-    """A string field that refuses numbers, booleans and other non-strings."""
-
-    default_error_messages = {"not_a_string": _("Must be a string.")}
-
-    def to_internal_value(self, data):
-        if not isinstance(data, str):
-            self.fail("not_a_string")
-        return super().to_internal_value(data)
-
-
-class StrictIntegerField(serializers.IntegerField):
-    """An integer field that refuses strings, floats and booleans."""
-
-    default_error_messages = {"not_an_integer": _("Must be a JSON integer.")}
-
-    def to_internal_value(self, data):
-        if isinstance(data, bool) or not isinstance(data, int):
-            self.fail("not_an_integer")
-        return super().to_internal_value(data)
 
 
 class StrictUUIDField(serializers.UUIDField):
@@ -157,16 +138,6 @@ class MetaAnswerSerializer(_ReadSerializer):
     toolCalls = serializers.ListField(child=serializers.DictField(), required=False)
     todoList = serializers.JSONField(required=False, allow_null=True)
     logs = serializers.ListField(child=serializers.DictField(), required=False, help_text="kind ALL only.")
-
-
-class ContextQueryObjectSerializer(serializers.Serializer):
-    """The ``contextQuery`` object (snake_case keys: the bridge's ``/run`` body)."""
-
-    base_url = serializers.CharField()
-    token = serializers.CharField(help_text="Shown once; 48 hex characters.")
-    run_id = serializers.CharField()
-    visit_uuid = serializers.CharField()
-    expires_at = serializers.DateTimeField()
 
 
 class TokenRevokeSerializer(serializers.Serializer):

@@ -26,7 +26,7 @@ import time
 
 from django.conf import settings
 from django.utils import timezone
-from drf_spectacular.utils import OpenApiExample, extend_schema
+from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_view
 from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -63,7 +63,11 @@ def client_allowed(address: str | None) -> bool:
         return False
     if ip.version == 6 and ip.ipv4_mapped:
         ip = ip.ipv4_mapped
-    return any(ip in network for network in settings.HERMES_CONTEXT_QUERY["ALLOWED_NETWORKS"])
+    cfg = settings.HERMES_CONTEXT_QUERY
+    networks = cfg.get("ALLOWED_NETWORKS")
+    if networks is None:  # a settings override that gave only ALLOWED_CLIENTS
+        networks = [ipaddress.ip_network(item, strict=False) for item in cfg["ALLOWED_CLIENTS"]]
+    return any(ip in network for network in networks)
 
 
 def _trimmed(value, length: int) -> str:
@@ -157,6 +161,30 @@ _RULES = (
 )
 
 
+def _documented(endpoint, *, summary, description, request, response, examples):
+    """Class decorator: the OpenAPI operation of one internal endpoint."""
+    return extend_schema_view(
+        post=extend_schema(
+            operation_id=f"internal_context_{endpoint}",
+            tags=["internal context"],
+            summary=summary,
+            description=description + " " + _RULES,
+            request=request,
+            responses={200: response},
+            auth=SECURITY,
+            examples=[OpenApiExample(name, value=value, request_only=True) for name, value in examples.items()],
+        )
+    )
+
+
+@_documented(
+    "path",
+    summary="Predecessor path graph of the token's visit",
+    description="The §4.2 graph, bounded by MAX_PATHS and MAX_PATH_DEPTH. A visitUuid other than the token's is 403.",
+    request=bodies.PathQuerySerializer,
+    response=bodies.PathGraphSerializer,
+    examples={"Request": {"runId": "abc12345", "visitUuid": "550e8400-e29b-41d4-a716-446655440000"}},
+)
 class PathQueryView(ContextQueryView):
     endpoint = "path"
     serializer_class = bodies.PathQuerySerializer
@@ -169,21 +197,20 @@ class PathQueryView(ContextQueryView):
     def answer(self, token, data):
         return queries.path_query(token=token)
 
-    @extend_schema(
-        operation_id="internal_context_path",
-        tags=["internal context"],
-        summary="Predecessor path graph of the token's visit",
-        description="The §4.2 graph, bounded by MAX_PATHS and MAX_PATH_DEPTH. A visitUuid other than the "
-        "token's is 403. " + _RULES,
-        request=bodies.PathQuerySerializer,
-        responses={200: bodies.PathGraphSerializer},
-        auth=SECURITY,
-        examples=[OpenApiExample("Request", value={"runId": "abc12345", "visitUuid": "550e8400-e29b-41d4-a716-446655440000"}, request_only=True)],
-    )
-    def post(self, request, *args, **kwargs):
-        return super().post(request, *args, **kwargs)
 
-
+@_documented(
+    "output",
+    summary="A predecessor's output envelope, or one (dotted) field of its data",
+    description="iterSeq null: the latest visit of the node among the predecessors. A missing field is 404 "
+    "naming the available keys. data is cut to maxBytes (truncated, originalBytes); status is null while "
+    "the predecessor is RUNNING.",
+    request=bodies.OutputQuerySerializer,
+    response=bodies.OutputAnswerSerializer,
+    examples={
+        "Whole data": {"runId": "abc12345", "nodeId": "B", "field": None, "iterSeq": None},
+        "One field": {"runId": "abc12345", "nodeId": "B", "field": "result"},
+    },
+)
 class OutputQueryView(ContextQueryView):
     endpoint = "output"
     serializer_class = bodies.OutputQuerySerializer
@@ -194,25 +221,16 @@ class OutputQueryView(ContextQueryView):
             token=token, node_id=data["nodeId"], field=data["field"], iter_seq=data["iterSeq"], max_bytes=data["maxBytes"]
         )
 
-    @extend_schema(
-        operation_id="internal_context_output",
-        tags=["internal context"],
-        summary="A predecessor's output envelope, or one (dotted) field of its data",
-        description="iterSeq null: the latest visit of the node among the predecessors. A missing field is 404 "
-        "naming the available keys. data is cut to maxBytes (truncated, originalBytes); status is null while "
-        "the predecessor is RUNNING. " + _RULES,
-        request=bodies.OutputQuerySerializer,
-        responses={200: bodies.OutputAnswerSerializer},
-        auth=SECURITY,
-        examples=[
-            OpenApiExample("Whole data", value={"runId": "abc12345", "nodeId": "B", "field": None, "iterSeq": None}, request_only=True),
-            OpenApiExample("One field", value={"runId": "abc12345", "nodeId": "B", "field": "result"}, request_only=True),
-        ],
-    )
-    def post(self, request, *args, **kwargs):
-        return super().post(request, *args, **kwargs)
 
-
+@_documented(
+    "meta",
+    summary="A predecessor's thinking, tool calls and todo list",
+    description="visitUuid wins over nodeId; kind THINKING | TOOL_CALLS | TODO | ALL (default ALL, "
+    "case-insensitive; logs with ALL only). The content is cut to maxBytes.",
+    request=bodies.MetaQuerySerializer,
+    response=bodies.MetaAnswerSerializer,
+    examples={"Thinking": {"runId": "abc12345", "visitUuid": None, "nodeId": "B", "kind": "THINKING", "iterSeq": None}},
+)
 class MetaQueryView(ContextQueryView):
     endpoint = "meta"
     serializer_class = bodies.MetaQuerySerializer
@@ -227,23 +245,3 @@ class MetaQueryView(ContextQueryView):
             iter_seq=data["iterSeq"],
             max_bytes=data["maxBytes"],
         )
-
-    @extend_schema(
-        operation_id="internal_context_meta",
-        tags=["internal context"],
-        summary="A predecessor's thinking, tool calls and todo list",
-        description="visitUuid wins over nodeId; kind THINKING | TOOL_CALLS | TODO | ALL (default ALL, "
-        "case-insensitive; logs with ALL only). The content is cut to maxBytes. " + _RULES,
-        request=bodies.MetaQuerySerializer,
-        responses={200: bodies.MetaAnswerSerializer},
-        auth=SECURITY,
-        examples=[
-            OpenApiExample(
-                "Thinking",
-                value={"runId": "abc12345", "visitUuid": None, "nodeId": "B", "kind": "THINKING", "iterSeq": None},
-                request_only=True,
-            )
-        ],
-    )
-    def post(self, request, *args, **kwargs):
-        return super().post(request, *args, **kwargs)

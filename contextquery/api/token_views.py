@@ -16,13 +16,14 @@ from rest_framework.response import Response
 
 from contextquery import tokens
 from contextquery.api import internal_serializers as bodies
+from contextquery.api.serializers import ContextQuerySerializer
 from contextquery.api.views import RUN_ID, VISIT_UUID, RecordingView
 
 
 class VisitTokenIssueView(RecordingView):
     """``POST …/visits/{visitUuid}/tokens``."""
 
-    serializer_class = bodies.ContextQueryObjectSerializer
+    serializer_class = ContextQuerySerializer
     error_statuses = ("401", "403", "404", "409", "429", "503")
 
     @extend_schema(
@@ -33,7 +34,7 @@ class VisitTokenIssueView(RecordingView):
         "live tokens; 409 when the visit or run has ended; 503 when context query is disabled.",
         parameters=[RUN_ID, VISIT_UUID],
         request=None,
-        responses={201: bodies.ContextQueryObjectSerializer},
+        responses={201: ContextQuerySerializer},
     )
     def post(self, request, run_id, visit_uuid):
         visit = self.visit(self.run_for_writing())
