@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils.translation import gettext as _
 
 from patterns.detection import validate_pattern
@@ -93,6 +93,16 @@ def _validate(candidate: HermesErrorPattern) -> None:
         raise Invalid(f"{field}: {messages[0]}", errors=errors)
 
 
+def _save(candidate: HermesErrorPattern) -> None:
+    """Save; a name taken by a concurrent request (after validation passed) is
+    still a 422 on the name, never a 500."""
+    try:
+        with transaction.atomic():
+            candidate.save()
+    except IntegrityError:
+        raise Invalid.field("name", _("A pattern with this name already exists.")) from None
+
+
 def _refuse_built_in_edit(target: HermesErrorPattern, values: dict) -> None:
     if not target.is_built_in:
         return
@@ -116,7 +126,7 @@ def pattern_create(*, values: dict, actor=None, actor_label: str | None = None, 
     candidate = HermesErrorPattern(**values)
     _validate(candidate)
     with transaction.atomic():
-        candidate.save()
+        _save(candidate)
         _record(target=candidate, action=Action.CREATE, before=None, after=pattern_snapshot(candidate),
                 actor=actor, actor_label=actor_label, via=via)
     return candidate
@@ -140,7 +150,7 @@ def pattern_update(*, target: HermesErrorPattern, values: dict, actor=None, acto
         if pattern_snapshot(current) == before:
             return current
         _validate(current)
-        current.save()
+        _save(current)
         _record(target=current, action=Action.UPDATE, before=before, after=pattern_snapshot(current),
                 actor=actor, actor_label=actor_label, via=via)
     return current
@@ -220,7 +230,7 @@ def pattern_copy(*, source: HermesErrorPattern, actor=None, actor_label: str | N
         values["name"] = copy_name(source.name)
         created = HermesErrorPattern(**values)
         _validate(created)
-        created.save()
+        _save(created)
         _record(target=created, action=Action.COPY, before=None, after=pattern_snapshot(created),
                 actor=actor, actor_label=actor_label, via=via)
     return created

@@ -212,3 +212,10 @@ def test_reset_leaves_visits_their_copy_of_the_matched_pattern(custom):
     visit.refresh_from_db()
     assert (visit.matched_pattern, visit.matched_pattern_name, visit.matched_pattern_text) == (
         None, custom.name, custom.pattern)
+
+
+def test_a_name_taken_after_validation_is_still_a_422(custom, monkeypatch):
+    monkeypatch.setattr(changes, "_validate", lambda candidate: None)
+    with pytest.raises(Invalid) as caught:
+        changes.pattern_create(values={**NEW, "name": custom.name}, via="api")
+    assert list(caught.value.errors) == ["name"]

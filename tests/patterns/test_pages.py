@@ -255,3 +255,9 @@ def test_the_language_switch_keeps_chinese_for_the_session(staff_browser):
     response = staff_browser.post("/i18n/setlang/", {"language": "zh-hans", "next": "/patterns/"})
     assert response.status_code == 302
     assert "新建模式" in staff_browser.get("/patterns/").content.decode()
+
+
+def test_try_a_reply_escapes_the_matched_pattern_name(staff_browser):
+    PatternFactory(name=f"N{SCRIPT}", pattern="kaboom", priority=1)
+    page = staff_browser.post("/patterns/try/", {"text": "kaboom"}).content.decode()
+    assert SCRIPT not in page and f"N{ESCAPED}" in page
