@@ -25,6 +25,7 @@ import threading
 from typing import Annotated
 
 import anyio
+from mcp import types
 from mcp.server.fastmcp import Context, FastMCP
 from pydantic import Field
 
@@ -76,6 +77,12 @@ def build_server(*, config: agent_tools.ContextQueryConfig | None = None, base_u
     """
     server = FastMCP(SERVER_NAME, instructions=agent_tools.system_prompt_section("en"), host="127.0.0.1", port=port,
                      log_level="WARNING")
+    # FastMCP always answers prompt and resource requests, so it advertises
+    # those capabilities and clients (hermes-agent among them) add list/read
+    # utilities beside our tools. This server offers tools only.
+    for request_type in (types.ListPromptsRequest, types.GetPromptRequest, types.ListResourcesRequest,
+                         types.ListResourceTemplatesRequest, types.ReadResourceRequest):
+        server._mcp_server.request_handlers.pop(request_type, None)
     budgets = _Budgets()
 
     def resolve(ctx: Context) -> agent_tools.ContextQueryConfig | str:
@@ -108,11 +115,13 @@ def build_server(*, config: agent_tools.ContextQueryConfig | None = None, base_u
     def described(name: str, parameter: str) -> str:
         return schemas[name]["parameters"]["properties"][parameter]["description"]
 
-    @server.tool(name="get_predecessor_paths", description=schemas["get_predecessor_paths"]["description"])
+    @server.tool(name="get_predecessor_paths", description=schemas["get_predecessor_paths"]["description"],
+                 structured_output=False)
     async def get_predecessor_paths(ctx: Context) -> str:
         return await call(ctx, "get_predecessor_paths")
 
-    @server.tool(name="get_node_output", description=schemas["get_node_output"]["description"])
+    @server.tool(name="get_node_output", description=schemas["get_node_output"]["description"],
+                 structured_output=False)
     async def get_node_output(
         ctx: Context,
         node_id: Annotated[str, Field(description=described("get_node_output", "node_id"))],
@@ -121,7 +130,8 @@ def build_server(*, config: agent_tools.ContextQueryConfig | None = None, base_u
     ) -> str:
         return await call(ctx, "get_node_output", node_id=node_id, field=field, iter_seq=iter_seq)
 
-    @server.tool(name="get_node_meta", description=schemas["get_node_meta"]["description"])
+    @server.tool(name="get_node_meta", description=schemas["get_node_meta"]["description"],
+                 structured_output=False)
     async def get_node_meta(
         ctx: Context,
         node_id: Annotated[str | None, Field(description=described("get_node_meta", "node_id"))] = None,
@@ -132,6 +142,30 @@ def build_server(*, config: agent_tools.ContextQueryConfig | None = None, base_u
         return await call(ctx, "get_node_meta", node_id=node_id, visit_uuid=visit_uuid, kind=kind, iter_seq=iter_seq)
 
     return server
+
+
+def hermes_mcp_config(config: agent_tools.ContextQueryConfig | None = None, *, url: str | None = None) -> dict:
+    """An entry of hermes-agent's ``mcp_servers`` config for this server.
+
+    With ``config``: stdio, one process per visit, the context in its
+    environment. With ``url`` (and ``config`` for the headers): streamable
+    HTTP, the context in the request headers. hermes names the tools
+    ``mcp__<server name>__<tool>``.
+    """
+    if url:
+        entry = {"url": url}
+        if config is not None:
+            entry["headers"] = {"X-Context-Token": config.token, "X-Context-Run-Id": config.run_id,
+                                "X-Context-Visit-Uuid": config.visit_uuid}
+        return entry
+    if config is None:
+        raise ValueError("A stdio entry needs the visit's ContextQueryConfig.")
+    package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return {"command": sys.executable, "args": ["-m", "contextquery.mcp_server"], "env": {
+        "HERMES_CONTEXT_BASE_URL": config.base_url, "HERMES_CONTEXT_TOKEN": config.token,
+        "HERMES_CONTEXT_RUN_ID": config.run_id, "HERMES_CONTEXT_VISIT_UUID": config.visit_uuid,
+        # hermes starts MCP servers with a scrubbed environment; the package must stay importable.
+        "PYTHONPATH": package_root}}
 
 
 def main(argv: list[str] | None = None) -> int:

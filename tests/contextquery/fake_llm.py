@@ -61,7 +61,19 @@ def last_tool_result(body: dict, name_contains: str = "") -> str:
 
 
 def json_block(text: str):
-    """The JSON inside the first ```json block of a tool result, or None."""
+    """The JSON inside the first ```json block of a tool result, or None.
+
+    hermes-agent hands MCP results to the model wrapped (an untrusted-data
+    notice around ``{"result": "<text>"}``); that wrapping is undone first.
+    """
+    wrapped = text.find('{"result":')
+    if wrapped >= 0:
+        try:
+            inner, _ = json.JSONDecoder().raw_decode(text[wrapped:])
+            if isinstance(inner.get("result"), str):
+                text = inner["result"]
+        except ValueError:
+            pass
     start = text.find("```json\n")
     if start < 0:
         return None
