@@ -154,8 +154,10 @@ def test_a_missing_field_names_the_available_keys(flyback):
     with pytest.raises(NotFound) as caught:
         queries.output_query(token=token, node_id="B", field="result.text")
     assert "available at 'result': none (the value is str)" in caught.value.message
-    with pytest.raises(NotFound, match="'result', 'count'"):
+    with pytest.raises(NotFound) as caught:
         queries.output_query(token=token, node_id="B", field="nothing")
+    # PostgreSQL's jsonb keeps keys in its own order, so only their presence is checked.
+    assert "'result'" in caught.value.message and "'count'" in caught.value.message
 
 
 @pytestmark_db
