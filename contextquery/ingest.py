@@ -577,7 +577,7 @@ def visit_complete(
         "agentResult": agent_result,
     }
     with transaction.atomic():
-        locked = Visit.objects.select_for_update().select_related("run", "matched_pattern").get(pk=visit.pk)
+        locked = Visit.objects.select_for_update(of=("self",)).select_related("run").get(pk=visit.pk)
         if locked.completion is not None:
             if locked.completion == completion:
                 return visit_verdict(visit=locked)
