@@ -42,5 +42,10 @@ bench: install-dev
 bench-scale: install-dev
 	$(BIN)/python -m tests.bench.run --scale
 
+# The agent side end to end on a throw-away SQLite Hermes Ops: a real
+# hermes-agent reads node A through the context tools, then a 429 ends as FAILED.
+demo: install-dev
+	$(BIN)/python -m contextquery.demo
+
 clean:
 	rm -rf $(VENV) var/staticfiles test-output
