@@ -247,53 +247,53 @@ def path_graph(
     member_uuids = [v.visit_uuid for v in members]
     node_ids = list(dict.fromkeys(v.node_id for v in members))
 
-    # Children among V's ancestors (and V), ascending sortOrder because members are sorted.
-    in_scope = set(member_uuids)
-    children: dict[str, list[VisitNode]] = {u: [] for u in member_uuids}
-    roots: list[VisitNode] = []
-    for v in members:
-        parents = [p for p in dict.fromkeys(v.parent_uuids) if p in in_scope and p != v.visit_uuid]
-        if not parents:
-            roots.append(v)
-        for p in parents:
-            children[p].append(v)
+    # Work on indexes into `members` (sorted by sortOrder, V last). A parent link
+    # counts only from a lower index — a visit registered earlier, as the
+    # recording rules guarantee — so the walk is over a DAG and cannot cycle,
+    # and children lists come out in ascending sortOrder.
+    index = {u: i for i, u in enumerate(member_uuids)}
+    nodes = [v.node_id for v in members]
+    children: list[list[int]] = [[] for _ in members]
+    roots: list[int] = []
+    for i, v in enumerate(members):
+        linked = False
+        for p in v.parent_uuids:
+            j = index.get(p)
+            if j is not None and j < i and (not children[j] or children[j][-1] != i):
+                children[j].append(i)
+                linked = True
+        if not linked:
+            roots.append(i)
+    target_index = len(members) - 1
 
-    kinds: dict[tuple[str, str], str] = {}
-
-    def is_backtrack(parent: VisitNode, child: VisitNode) -> bool:
-        key = (parent.node_id, child.node_id)
-        kind = kinds.get(key)
-        if kind is None:
-            kind = kinds[key] = hop_kind(parent_node=key[0], child_node=key[1], canvas=canvas)
-        return kind == BACKTRACK
-
+    backtrack: dict[tuple[str, str], bool] = {}
     paths: list[Path] = []
     edge_keys: dict[str, None] = {}
     truncated = False
-    # Iterative DFS: `chain` is the current chain, with its node ids and uuids
-    # kept alongside so a path is two C-level slices; `bt_positions` holds the
-    # chain indexes i whose incoming hop (chain[i-1] -> chain[i]) is a backtrack;
-    # `iters` the children left to try at each level; `on_chain` guards cycles.
+    # Iterative DFS from each root: every member reaches V, so every branch ends
+    # in a path and the walk stops after max_paths + 1 of them. `chain` holds
+    # indexes, with node ids and uuids alongside so a path is two C-level
+    # slices; `bt_positions` the chain positions k whose incoming hop
+    # (chain[k-1] -> chain[k]) is a backtrack; `iters` the children left per level.
     for root in roots:
         if truncated:
             break
-        chain: list[VisitNode] = [root]
-        chain_nodes = [root.node_id]
-        chain_uuids = [root.visit_uuid]
+        chain = [root]
+        chain_nodes = [nodes[root]]
+        chain_uuids = [member_uuids[root]]
         bt_positions: list[int] = []
-        iters = [iter(children[root.visit_uuid])]
-        on_chain = {root.visit_uuid}
+        iters = [iter(children[root])]
         while chain:
             top = chain[-1]
-            if top.visit_uuid == visit_uuid:
+            if top == target_index:
                 if len(paths) == max_paths:
                     truncated = True
                     break
                 start = max(0, len(chain) - max_depth)
                 # Only hops inside the kept part count: the hop into `start` comes from a dropped visit.
-                kept_bt = [i for i in bt_positions if i > start]
-                for i in kept_bt:
-                    edge_keys.setdefault(f"{chain_nodes[i - 1]}->{chain_nodes[i]}", None)
+                kept_bt = [k for k in bt_positions if k > start]
+                for k in kept_bt:
+                    edge_keys.setdefault(f"{chain_nodes[k - 1]}->{chain_nodes[k]}", None)
                 paths.append(
                     Path(
                         sequence=chain_nodes[start:],
@@ -310,19 +310,19 @@ def path_graph(
                 chain_nodes.pop()
                 chain_uuids.pop()
                 iters.pop()
-                on_chain.discard(top.visit_uuid)
                 if bt_positions and bt_positions[-1] == len(chain):
                     bt_positions.pop()
                 continue
-            if nxt.visit_uuid in on_chain:
-                continue
-            if is_backtrack(top, nxt):
+            hop = (nodes[top], nodes[nxt])
+            is_back = backtrack.get(hop)
+            if is_back is None:
+                is_back = backtrack[hop] = hop_kind(parent_node=hop[0], child_node=hop[1], canvas=canvas) == BACKTRACK
+            if is_back:
                 bt_positions.append(len(chain))
             chain.append(nxt)
-            chain_nodes.append(nxt.node_id)
-            chain_uuids.append(nxt.visit_uuid)
-            on_chain.add(nxt.visit_uuid)
-            iters.append(iter(children[nxt.visit_uuid]))
+            chain_nodes.append(hop[1])
+            chain_uuids.append(member_uuids[nxt])
+            iters.append(iter(children[nxt]))
 
     return PathGraph(
         paths=paths,

@@ -13,6 +13,7 @@ import time
 
 MODULES = [
     "tests.bench.bench_detection",
+    "tests.bench.bench_paths",
 ]
 
 
