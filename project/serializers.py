@@ -1,7 +1,9 @@
-"""Base serializer that runs the model's ``full_clean()`` (NetBox style), so the
-rules written once on the model hold for the API, the pages and the admin."""
+"""Shared serializer pieces: a base serializer that runs the model's ``full_clean()``
+(NetBox style), so the rules written once on the model hold for the API, the pages
+and the admin; and strict JSON field types (SPEC §2: a wrong type is a 422)."""
 
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.utils.translation import gettext_lazy as _
 from rest_framework import serializers
 
 
@@ -42,3 +44,36 @@ class ValidatedModelSerializer(serializers.ModelSerializer):
                 for key, value in originals.items():
                     setattr(instance, key, value)
         return attrs
+
+
+class StrictCharField(serializers.CharField):
+    """A CharField that accepts only JSON strings (DRF would turn ``5`` into ``"5"``)."""
+
+    default_error_messages = {"invalid": _("Must be a string.")}
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class StrictBooleanField(serializers.BooleanField):
+    """A BooleanField that accepts only ``true`` and ``false``."""
+
+    default_error_messages = {"invalid": _("Must be true or false.")}
+
+    def to_internal_value(self, data):
+        if not isinstance(data, bool):
+            self.fail("invalid")
+        return data
+
+
+class StrictIntegerField(serializers.IntegerField):
+    """An IntegerField that accepts only JSON integers (not ``"5"``, ``5.5`` or ``true``)."""
+
+    default_error_messages = {"invalid": _("Must be an integer.")}
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, int):
+            self.fail("invalid")
+        return super().to_internal_value(data)

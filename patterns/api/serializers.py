@@ -1,44 +1,15 @@
 """Serializers of the error-pattern API (SPEC §3.4): camelCase fields, strict
 JSON types, model rules through ``ValidatedModelSerializer``."""
 
-from django.utils.translation import gettext_lazy as _
 from rest_framework import serializers
 
 from patterns.models import HermesErrorPattern, PatternChange
-from project.serializers import ValidatedModelSerializer
-
-
-class StrictCharField(serializers.CharField):
-    """A CharField that accepts only JSON strings (DRF would turn ``5`` into ``"5"``)."""
-
-    default_error_messages = {"invalid": _("Must be a string.")}
-
-    def to_internal_value(self, data):
-        if not isinstance(data, str):
-            self.fail("invalid")
-        return super().to_internal_value(data)
-
-
-class StrictBooleanField(serializers.BooleanField):
-    """A BooleanField that accepts only ``true`` and ``false``."""
-
-    default_error_messages = {"invalid": _("Must be true or false.")}
-
-    def to_internal_value(self, data):
-        if not isinstance(data, bool):
-            self.fail("invalid")
-        return data
-
-
-class StrictIntegerField(serializers.IntegerField):
-    """An IntegerField that accepts only JSON integers (not ``"5"``, ``5.5`` or ``true``)."""
-
-    default_error_messages = {"invalid": _("Must be an integer.")}
-
-    def to_internal_value(self, data):
-        if isinstance(data, bool) or not isinstance(data, int):
-            self.fail("invalid")
-        return super().to_internal_value(data)
+from project.serializers import (  # noqa: F401  (re-exported: other apps import them from here)
+    StrictBooleanField,
+    StrictCharField,
+    StrictIntegerField,
+    ValidatedModelSerializer,
+)
 
 
 class PatternSerializer(ValidatedModelSerializer):
