@@ -21,7 +21,6 @@ answer.
 from __future__ import annotations
 
 import ipaddress
-import logging
 import time
 
 from django.conf import settings
@@ -37,9 +36,7 @@ from contextquery.models import ContextRead
 from project.api import StrictJSONParser, parse_json_bytes
 from project.errors import Forbidden, Invalid, Unavailable
 
-logger = logging.getLogger("hermes_ops.contextquery.internal")
-
-TOKEN_HEADER = "X-Context-Token"
+#: ``X-Context-Token`` as Django names it in ``request.META``.
 _TOKEN_META_KEY = "HTTP_X_CONTEXT_TOKEN"
 #: The OpenAPI security scheme of the internal endpoints.
 SECURITY = [{"ContextToken": []}]
