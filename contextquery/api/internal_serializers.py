@@ -10,9 +10,7 @@ from rest_framework import serializers
 
 from contextquery.queries import META_KINDS
 from contextquery.tokens import config
-
-# The JSON-type-strict fields the pattern API introduced; one definition serves both APIs.
-from patterns.api.serializers import StrictCharField, StrictIntegerField
+from project.serializers import StrictCharField, StrictIntegerField
 
 MAX_ITER_SEQ = 2**31 - 1
 MIN_MAX_BYTES = 512
