@@ -23,6 +23,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Max
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from contextquery import paths, tokens
 from contextquery.models import (
@@ -47,6 +48,14 @@ REASON_QUOTE_CHARS = 200
 MISSING = object()
 
 
+def _one_of(allowed, value) -> str:
+    return _("must be one of %(allowed)s, not %(value)r.") % {"allowed": ", ".join(allowed), "value": value}
+
+
+def _visit_missing(visit_uuid, run) -> str:
+    return _("Visit '%(visit)s' does not exist in run '%(run)s'.") % {"visit": visit_uuid, "run": run.run_id}
+
+
 def _limits() -> dict:
     return settings.HERMES_CONTEXT_QUERY
 
@@ -68,7 +77,7 @@ def run_get(*, run_id: str) -> WorkflowRun:
     """The run ``run_id``; raises NotFound."""
     run = WorkflowRun.objects.filter(run_id=run_id).first()
     if run is None:
-        raise NotFound(f"Run '{run_id}' does not exist.")
+        raise NotFound(_("Run '%(run)s' does not exist.") % {"run": run_id})
     return run
 
 
@@ -80,10 +89,12 @@ def run_get_for_writer(*, run_id: str, user) -> WorkflowRun:
     may write to any run).
     """
     if not run_can_record(user=user):
-        raise Forbidden("Recording runs needs the contextquery.record_run permission.")
+        raise Forbidden(_("Recording runs needs the contextquery.record_run permission."))
     run = run_get(run_id=run_id)
     if not user.is_superuser and run.created_by_id != user.pk:
-        raise Forbidden(f"Run '{run_id}' was created by another engine client; only it may write to the run.")
+        raise Forbidden(
+            _("Run '%(run)s' was created by another engine client; only it may write to the run.") % {"run": run_id}
+        )
     return run
 
 
@@ -92,10 +103,10 @@ def visit_get(*, run: WorkflowRun, visit_uuid) -> Visit:
     try:
         key = uuid.UUID(str(visit_uuid))
     except ValueError:
-        raise NotFound(f"Visit '{visit_uuid}' does not exist in run '{run.run_id}'.") from None
+        raise NotFound(_visit_missing(visit_uuid, run)) from None
     visit = Visit.objects.filter(run=run, visit_uuid=key).select_related("run", "matched_pattern").first()
     if visit is None:
-        raise NotFound(f"Visit '{visit_uuid}' does not exist in run '{run.run_id}'.")
+        raise NotFound(_visit_missing(visit_uuid, run))
     return visit
 
 
@@ -111,47 +122,51 @@ def graph_validate(graph) -> dict:
     Extra keys on nodes and edges are kept. Raises Invalid naming the field.
     """
     if not isinstance(graph, dict):
-        raise Invalid.field("graph", "must be an object {nodes: [...], edges: [...]}.")
+        raise Invalid.field("graph", _("must be an object {nodes: [...], edges: [...]}."))
     nodes = graph.get("nodes")
     edges = graph.get("edges", [])
     if not isinstance(nodes, list) or not nodes:
-        raise Invalid.field("graph.nodes", "must be a non-empty list of nodes {id, type, name, failStrategy}.")
+        raise Invalid.field("graph.nodes", _("must be a non-empty list of nodes {id, type, name, failStrategy}."))
     if not isinstance(edges, list):
-        raise Invalid.field("graph.edges", "must be a list of edges {source, target}.")
+        raise Invalid.field("graph.edges", _("must be a list of edges {source, target}."))
     seen: set[str] = set()
     out_nodes = []
     for i, node in enumerate(nodes):
         where = f"graph.nodes[{i}]"
         if not isinstance(node, dict):
-            raise Invalid.field(where, "must be an object {id, type, name, failStrategy}.")
+            raise Invalid.field(where, _("must be an object {id, type, name, failStrategy}."))
         node_id = node.get("id")
         if not isinstance(node_id, str) or not node_id.strip():
-            raise Invalid.field(f"{where}.id", "must be a non-empty string.")
+            raise Invalid.field(f"{where}.id", _("must be a non-empty string."))
         if len(node_id) > 200:
-            raise Invalid.field(f"{where}.id", "must be at most 200 characters.")
+            raise Invalid.field(f"{where}.id", _("must be at most 200 characters."))
         if node_id in seen:
-            raise Invalid.field(f"{where}.id", f"'{node_id}' is used by another node; node ids must be unique.")
+            raise Invalid.field(
+                f"{where}.id", _("'%(id)s' is used by another node; node ids must be unique.") % {"id": node_id}
+            )
         seen.add(node_id)
         for key in ("type", "name"):
             if key in node and node[key] is not None and not isinstance(node[key], str):
-                raise Invalid.field(f"{where}.{key}", "must be a string.")
+                raise Invalid.field(f"{where}.{key}", _("must be a string."))
         strategy = node.get("failStrategy")
         if strategy is None:
             strategy = "abort"
         if strategy not in FAIL_STRATEGIES:
-            raise Invalid.field(f"{where}.failStrategy", f"must be one of {', '.join(FAIL_STRATEGIES)}, not {strategy!r}.")
+            raise Invalid.field(f"{where}.failStrategy", _one_of(FAIL_STRATEGIES, strategy))
         out_nodes.append({**node, "failStrategy": strategy})
     out_edges = []
     for i, edge in enumerate(edges):
         where = f"graph.edges[{i}]"
         if not isinstance(edge, dict):
-            raise Invalid.field(where, "must be an object {source, target}.")
+            raise Invalid.field(where, _("must be an object {source, target}."))
         for key in ("source", "target"):
             value = edge.get(key)
             if not isinstance(value, str):
-                raise Invalid.field(f"{where}.{key}", "must be the id of a node of the graph.")
+                raise Invalid.field(f"{where}.{key}", _("must be the id of a node of the graph."))
             if value not in seen:
-                raise Invalid.field(f"{where}.{key}", f"'{value}' is not the id of a node of the graph.")
+                raise Invalid.field(
+                    f"{where}.{key}", _("'%(id)s' is not the id of a node of the graph.") % {"id": value}
+                )
         out_edges.append(dict(edge))
     return {**graph, "nodes": out_nodes, "edges": out_edges}
 
@@ -185,12 +200,13 @@ def run_create(
     ``record_run``.
     """
     if not run_can_record(user=user):
-        raise Forbidden("Recording runs needs the contextquery.record_run permission.")
+        raise Forbidden(_("Recording runs needs the contextquery.record_run permission."))
     if mode not in RunMode.values:
-        raise Invalid.field("mode", f"must be one of {', '.join(RunMode.values)}, not {mode!r}.")
+        raise Invalid.field("mode", _one_of(RunMode.values, mode))
     if run_id is not None and not RUN_ID_RE.match(run_id):
         raise Invalid.field(
-            "runId", "must be 1 to 64 characters: letters, digits, '.', '_', ':' or '-', starting with a letter or digit."
+            "runId",
+            _("must be 1 to 64 characters: letters, digits, '.', '_', ':' or '-', starting with a letter or digit."),
         )
     graph = graph_validate(graph)
     fields = {"workflow_id": workflow_id or "", "workflow_name": workflow_name or "", "mode": mode, "graph": graph}
@@ -218,20 +234,25 @@ def run_create(
 def _fresh_run_id() -> str:
     from contextquery.models import generate_run_id
 
-    for _ in range(10):
+    for _attempt in range(10):
         candidate = generate_run_id()
         if not WorkflowRun.objects.filter(run_id=candidate).exists():
             return candidate
-    raise Conflict("Could not generate a free runId; send one.")  # pragma: no cover - 2^32 space
+    raise Conflict(_("Could not generate a free runId; send one."))  # pragma: no cover - 2^32 space
 
 
 def _run_repeat(run: WorkflowRun, user, fields: dict) -> WorkflowRun:
     if run.created_by_id != user.pk:
-        raise Conflict(f"Run '{run.run_id}' already exists and was created by another engine client.")
+        raise Conflict(
+            _("Run '%(run)s' already exists and was created by another engine client.") % {"run": run.run_id}
+        )
     stored = {key: getattr(run, key) for key in fields}
     if stored != fields:
         changed = ", ".join(_api_name(k) for k in fields if stored[k] != fields[k])
-        raise Conflict(f"Run '{run.run_id}' already exists with a different body ({changed} differ).")
+        raise Conflict(
+            _("Run '%(run)s' already exists with a different body (%(fields)s differ).")
+            % {"run": run.run_id, "fields": changed}
+        )
     return run
 
 
@@ -248,13 +269,16 @@ def run_finish(*, run: WorkflowRun, status: str) -> tuple[WorkflowRun, int]:
     another status raises Conflict. Raises Invalid for a bad status.
     """
     if status not in FINISH_STATUSES:
-        raise Invalid.field("status", f"must be one of {', '.join(FINISH_STATUSES)}, not {status!r}.")
+        raise Invalid.field("status", _one_of(FINISH_STATUSES, status))
     with transaction.atomic():
         run = WorkflowRun.objects.select_for_update().get(pk=run.pk)
         if run.status != RunStatus.RUNNING:
             if run.status == status:
                 return run, 0
-            raise Conflict(f"Run '{run.run_id}' already finished with status {run.status}; it cannot become {status}.")
+            raise Conflict(
+                _("Run '%(run)s' already finished with status %(status)s; it cannot become %(new)s.")
+                % {"run": run.run_id, "status": run.status, "new": status}
+            )
         now = timezone.now()
         cancelled = Visit.objects.filter(run=run, status=VisitStatus.RUNNING).update(
             status=VisitStatus.CANCELLED, ended_at=now
@@ -323,7 +347,7 @@ def visit_register(
         try:
             visit_uuid = str(uuid.UUID(str(visit_uuid)))
         except ValueError:
-            raise Invalid.field("visitUuid", f"must be a UUID, not {visit_uuid!r}.") from None
+            raise Invalid.field("visitUuid", _("must be a UUID, not %(value)r.") % {"value": visit_uuid}) from None
         registration["visitUuid"] = visit_uuid
         existing = Visit.objects.filter(visit_uuid=visit_uuid).select_related("run").first()
         if existing is not None:
@@ -332,7 +356,9 @@ def visit_register(
     node = graph_node(run=run, node_id=node_id)
     if node is None:
         known = ", ".join(n.get("id", "?") for n in run.graph.get("nodes", [])[:20])
-        raise Invalid.field("nodeId", f"'{node_id}' is not a node of the run's graph (nodes: {known}).")
+        raise Invalid.field(
+            "nodeId", _("'%(id)s' is not a node of the run's graph (nodes: %(known)s).") % {"id": node_id, "known": known}
+        )
 
     try:
         with transaction.atomic():
@@ -349,20 +375,26 @@ def visit_register(
 
 def _visit_repeat(existing: Visit, run: WorkflowRun, registration: dict) -> Registration:
     if existing.run_id != run.pk:
-        raise Conflict(f"Visit '{registration['visitUuid']}' already exists in another run.")
+        raise Conflict(_("Visit '%(visit)s' already exists in another run.") % {"visit": registration["visitUuid"]})
     if existing.registration != registration:
-        raise Conflict(f"Visit '{registration['visitUuid']}' was already registered with a different body.")
+        raise Conflict(
+            _("Visit '%(visit)s' was already registered with a different body.") % {"visit": registration["visitUuid"]}
+        )
     return Registration(visit=existing, created=False, context_query=tokens.context_query_object(visit=existing))
 
 
 def _visit_insert(run: WorkflowRun, node: dict, registration: dict) -> Visit:
     locked = WorkflowRun.objects.select_for_update().get(pk=run.pk)
     if locked.status != RunStatus.RUNNING:
-        raise Conflict(f"Run '{locked.run_id}' already finished ({locked.status}); it takes no new visits.")
+        raise Conflict(
+            _("Run '%(run)s' already finished (%(status)s); it takes no new visits.")
+            % {"run": locked.run_id, "status": locked.status}
+        )
     limit = _limits()["MAX_VISITS_PER_RUN"]
     if locked.visit_counter >= limit:
         raise Conflict(
-            f"Run '{locked.run_id}' already has {locked.visit_counter} visits, the limit MAX_VISITS_PER_RUN ({limit})."
+            _("Run '%(run)s' already has %(count)d visits, the limit MAX_VISITS_PER_RUN (%(limit)d).")
+            % {"run": locked.run_id, "count": locked.visit_counter, "limit": limit}
         )
     node_id = node["id"]
     parents = registration["fromVisitUuids"]
@@ -402,9 +434,14 @@ def _parents_check(run: WorkflowRun, parents: list[str]) -> None:
     }
     for i, parent in enumerate(parents):
         if parent not in found:
-            raise Invalid.field(f"fromVisitUuids[{i}]", f"'{parent}' is not a visit of run '{run.run_id}'.")
+            raise Invalid.field(
+                f"fromVisitUuids[{i}]", _("'%(visit)s' is not a visit of run '%(run)s'.") % {"visit": parent, "run": run.run_id}
+            )
         if found[parent] != run.pk:
-            raise Invalid.field(f"fromVisitUuids[{i}]", f"'{parent}' belongs to another run, not '{run.run_id}'.")
+            raise Invalid.field(
+                f"fromVisitUuids[{i}]",
+                _("'%(visit)s' belongs to another run, not '%(run)s'.") % {"visit": parent, "run": run.run_id},
+            )
 
 
 def visit_heartbeat(*, visit: Visit) -> Visit:
@@ -461,11 +498,11 @@ def logs_append(*, visit: Visit, logs: list[dict]) -> dict:
     for i, entry in enumerate(logs):
         if entry.get("type") not in LogType.values:
             raise Invalid.field(
-                f"logs[{i}].type", f"must be one of {', '.join(LogType.values)}, not {entry.get('type')!r}."
+                f"logs[{i}].type", _one_of(LogType.values, entry.get("type"))
             )
         seq = entry.get("seq")
         if seq is not None and (isinstance(seq, bool) or not isinstance(seq, int) or seq < 1):
-            raise Invalid.field(f"logs[{i}].seq", "must be a positive integer.")
+            raise Invalid.field(f"logs[{i}].seq", _("must be a positive integer."))
     now = timezone.now()
     with transaction.atomic():
         locked = Visit.objects.select_for_update().only("id", "log_counter").get(pk=visit.pk)
@@ -560,15 +597,17 @@ def visit_complete(
     bad status or a non-object output. Revokes the visit's tokens.
     """
     if status not in COMPLETION_STATUSES:
-        raise Invalid.field("status", f"must be one of {', '.join(COMPLETION_STATUSES)}, not {status!r}.")
+        raise Invalid.field("status", _one_of(COMPLETION_STATUSES, status))
     if output is not None and not isinstance(output, dict):
-        raise Invalid.field("output", "must be an object, the envelope {status, message, data}.")
+        raise Invalid.field("output", _("must be an object, the envelope {status, message, data}."))
     if output is not None and "status" in output and (
         isinstance(output["status"], bool) or not isinstance(output["status"], int)
     ):
-        raise Invalid.field("output.status", "must be an integer (200 success, 400 failure).")
+        raise Invalid.field("output.status", _("must be an integer (200 success, 400 failure)."))
     if agent_result is not None and not isinstance(agent_result, dict):
-        raise Invalid.field("agentResult", "must be an object {failed, failureReason, error, completed, turnExitReason}.")
+        raise Invalid.field(
+            "agentResult", _("must be an object {failed, failureReason, error, completed, turnExitReason}.")
+        )
     completion = {
         "status": status,
         "output": output,
@@ -582,7 +621,8 @@ def visit_complete(
             if locked.completion == completion:
                 return visit_verdict(visit=locked)
             raise Conflict(
-                f"Visit '{locked.visit_uuid}' was already completed ({locked.status}) with a different body."
+                _("Visit '%(visit)s' was already completed (%(status)s) with a different body.")
+                % {"visit": locked.visit_uuid, "status": locked.status}
             )
         judged = _judge(locked, status, output, final_text, error, AgentResult.from_wire(agent_result))
         node = graph_node(run=locked.run, node_id=locked.node_id) or {}

@@ -3,6 +3,8 @@ shape and type (422 naming the field), responses in camelCase. The rules live
 in ``contextquery.ingest``."""
 
 from drf_spectacular.utils import extend_schema_field
+from django.utils.text import format_lazy
+from django.utils.translation import gettext_lazy as _
 from rest_framework import serializers
 
 from contextquery.api.internal_serializers import PathGraphSerializer
@@ -16,11 +18,10 @@ MAX_LOGS_PER_BATCH = 1000
 def choice(values, **kwargs) -> serializers.ChoiceField:
     """A ChoiceField whose refusal lists the allowed values (SPEC §2)."""
     values = [str(v) for v in values]
-    return serializers.ChoiceField(
-        choices=[(v, v) for v in values],
-        error_messages={"invalid_choice": f'"{{input}}" is not allowed; use one of {", ".join(values)}.'},
-        **kwargs,
-    )
+    # DRF fills {input}; the allowed values are filled in here, lazily, so the
+    # sentence is translated in the language of each request.
+    message = format_lazy(_('"{{input}}" is not allowed; use one of {allowed}.'), allowed=", ".join(values))
+    return serializers.ChoiceField(choices=[(v, v) for v in values], error_messages={"invalid_choice": message}, **kwargs)
 
 
 # --------------------------------------------------------------------------- requests
@@ -57,7 +58,7 @@ class VisitRegisterSerializer(serializers.Serializer):
         many, one = attrs.get("fromVisitUuids"), attrs.get("fromVisitUuid")
         if many is not None and one is not None and [str(u) for u in many] != [str(one)]:
             raise serializers.ValidationError(
-                {"fromVisitUuid": ["Send either fromVisitUuids or fromVisitUuid, not two different parent lists."]}
+                {"fromVisitUuid": [_("Send either fromVisitUuids or fromVisitUuid, not two different parent lists.")]}
             )
         return attrs
 

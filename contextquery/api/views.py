@@ -5,6 +5,7 @@ Thin adapters: a request serializer checks the body's shape, a function of
 answer. Errors are domain exceptions mapped by ``project.api.exception_handler``.
 """
 
+from django.utils.translation import gettext as _
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, permissions, status
@@ -29,9 +30,9 @@ class RecordingPermission(permissions.BasePermission):
         if not (user and user.is_authenticated):
             return False
         if request.method in permissions.SAFE_METHODS:
-            self.message = "Reading runs needs the contextquery.view_workflowrun permission or a staff user."
+            self.message = _("Reading runs needs the contextquery.view_workflowrun permission or a staff user.")
             return ingest.run_can_read(user=user)
-        self.message = "Recording runs needs the contextquery.record_run permission."
+        self.message = _("Recording runs needs the contextquery.record_run permission.")
         return ingest.run_can_record(user=user)
 
 

@@ -8,6 +8,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
+from django.utils.translation import gettext as _
 from knox.models import AuthToken
 
 ENGINE_PERMISSIONS = ("record_run", "view_workflowrun")
@@ -21,8 +22,8 @@ def engine_client_create(*, name: str):
     users = get_user_model()
     if users.objects.filter(username=name).exists():
         raise CommandError(
-            f"A user named {name!r} exists already; pick another name, or use create_api_token {name} "
-            "for another token of that user."
+            _("A user named %(name)r exists already; pick another name, or use create_api_token %(name)s "
+              "for another token of that user.") % {"name": name}
         )
     with transaction.atomic():
         user = users(username=name)
@@ -48,9 +49,11 @@ class Command(BaseCommand):
         try:
             user, token = engine_client_create(name=name)
         except ValidationError as exc:
-            raise CommandError(f"{name!r} is not a valid user name: {'; '.join(exc.messages)}") from None
+            raise CommandError(
+                _("%(name)r is not a valid user name: %(why)s") % {"name": name, "why": "; ".join(exc.messages)}
+            ) from None
         self.stdout.write(
-            f"Engine client {user.username} created with {', '.join(ENGINE_PERMISSIONS)}. "
-            "Its API token (shown once; send it as 'Authorization: Token <token>'):"
+            _("Engine client %(name)s created with %(perms)s. Its API token (shown once; send it as "
+              "'Authorization: Token <token>'):") % {"name": user.username, "perms": ", ".join(ENGINE_PERMISSIONS)}
         )
         self.stdout.write(token)
