@@ -33,7 +33,7 @@ def engine_client_create(*, name: str):
         user.user_permissions.add(
             *Permission.objects.filter(content_type__app_label="contextquery", codename__in=ENGINE_PERMISSIONS)
         )
-        _, token = AuthToken.objects.create(user=user)
+        _instance, token = AuthToken.objects.create(user=user)
     return user, token
 
 
