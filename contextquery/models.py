@@ -5,6 +5,7 @@ import uuid
 
 from django.conf import settings
 from django.db import models
+from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
 
@@ -81,6 +82,10 @@ class WorkflowRun(models.Model):
     def __str__(self):
         return self.run_id
 
+    def get_absolute_url(self):
+        """The run page (also the admin's "View on site")."""
+        return reverse("contextquery:run", args=[self.run_id])
+
 
 class Visit(models.Model):
     """One visit of a node in a run: a snapshot of its input, output and verdict.
@@ -142,6 +147,10 @@ class Visit(models.Model):
 
     def __str__(self):
         return f"{self.node_id}#{self.iter_seq} ({self.visit_uuid})"
+
+    def get_absolute_url(self):
+        """The visit page (also the admin's "View on site")."""
+        return reverse("contextquery:visit", args=[self.run.run_id, self.visit_uuid])
 
 
 class VisitLog(models.Model):
