@@ -9,16 +9,22 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import socket
+import subprocess
 import sys
 import threading
 import time
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 
 from contextquery.agent_tools import ContextQueryConfig
 from tests.contextquery.context_fixtures import CHAIN, Recorder, engine, flyback, issue, make_run  # noqa: F401
 
+REPO = Path(__file__).resolve().parents[2]
 OUTPUT_A = {"status": 200, "message": "调用成功", "data": {"result": "The capital of France is Paris.", "count": 10}}
 
 
@@ -185,3 +191,31 @@ def record_a_then_b(client, *, run_id=None, output=OUTPUT_A):
     b = client.register_visit(run["runId"], node_id="B", from_visit_uuid=a["visitUuid"],
                               input={"prompt": "What did A find?"})
     return run, a, b
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@contextmanager
+def http_server(base_url: str):
+    """``python -m contextquery.mcp_server --http`` on a free port; yields its /mcp URL."""
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "contextquery.mcp_server", "--http", "--port", str(port)], cwd=REPO,
+        env={**os.environ, "HERMES_CONTEXT_BASE_URL": base_url}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                assert process.poll() is None, process.stderr.read().decode()
+                time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)

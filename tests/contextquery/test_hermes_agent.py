@@ -10,7 +10,6 @@ import os
 import subprocess
 import sys
 import threading
-from pathlib import Path
 
 import pytest
 
@@ -18,17 +17,17 @@ from contextquery import agent_tools, hermes_runner, mcp_server
 from contextquery.agent_tools import ContextQueryConfig
 from tests.contextquery.agent_fixtures import (  # noqa: F401
     OUTPUT_A,
+    REPO,
     engine_api,
     hermes_process_state,
+    http_server,
     record_a_then_b,
     scripted_server,
 )
 from tests.contextquery.fake_llm import FakeLLMServer, answer, http_error, json_block, last_tool_result, tool_calls
-from tests.contextquery.test_mcp_server import http_server
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow, pytest.mark.usefixtures("hermes_process_state")]
 
-REPO = Path(__file__).resolve().parents[2]
 
 
 def reading_script(prefix: str = "") -> list:

@@ -6,12 +6,8 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
-from contextlib import contextmanager
-from pathlib import Path
 
 import httpx
 import pytest
@@ -23,6 +19,9 @@ from contextquery import mcp_server
 from contextquery.agent_tools import TOOL_NAMES, ContextQueryConfig
 from tests.contextquery.agent_fixtures import (  # noqa: F401
     OUTPUT_A,
+    REPO,
+    free_port,
+    http_server,
     engine,
     flyback,
     issue,
@@ -33,7 +32,6 @@ from tests.contextquery.agent_fixtures import (  # noqa: F401
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
-REPO = Path(__file__).resolve().parents[2]
 CALLS = [("get_predecessor_paths", {}), ("get_node_output", {"node_id": "A", "field": "result"}),
          ("get_node_meta", {"node_id": "A", "kind": "THINKING"})]
 
@@ -73,34 +71,6 @@ def over_http(url, headers, calls):
             return await session_run(streams, calls)
 
     return asyncio.run(asyncio.wait_for(go(), 60))
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-@contextmanager
-def http_server(base_url: str):
-    """``python -m contextquery.mcp_server --http`` on a free port; yields its /mcp URL."""
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "contextquery.mcp_server", "--http", "--port", str(port)], cwd=REPO,
-        env={**os.environ, "HERMES_CONTEXT_BASE_URL": base_url}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                assert process.poll() is None, process.stderr.read().decode()
-                time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
 
 
 def headers_for(config: ContextQueryConfig) -> dict:
