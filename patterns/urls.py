@@ -15,4 +15,6 @@ urlpatterns = [
     path("<int:pk>/delete/", views.pattern_delete, name="delete"),
     path("<int:pk>/toggle/", views.pattern_toggle, name="toggle"),
     path("<int:pk>/copy/", views.pattern_copy, name="copy"),
+    path("trial/", views.pattern_trial, name="trial"),
+    path("<int:pk>/trial/", views.pattern_trial, name="trial-edit"),
 ]

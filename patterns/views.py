@@ -13,6 +13,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
+from contextquery import verdicts
 from patterns import changes
 from patterns.detection import detect
 from patterns.filters import PatternFilter
@@ -108,7 +109,8 @@ def pattern_detail(request, pk):
     """One pattern with its history, newest first."""
     pattern = get_object_or_404(HermesErrorPattern, pk=pk)
     history = PatternChange.objects.filter(pattern_ref=pattern.pk).order_by("-created_at", "-id")
-    return render(request, "patterns/detail.html", {"pattern": pattern, "history": history_rows(history)})
+    return render(request, "patterns/detail.html", {"pattern": pattern, "history": history_rows(history),
+                                                    "verdicts": verdicts.pattern_verdict_counts(pattern=pattern)})
 
 
 def _save_form(request, form, save):
@@ -147,6 +149,21 @@ def pattern_edit(request, pk):
         if done:
             return done
     return render(request, "patterns/form.html", {"form": form, "pattern": pattern})
+
+
+@staff_required
+@require_POST
+def pattern_trial(request, pk=None):
+    """The form's "Try against recorded replies" button: run the draft on the
+    last recorded replies (``contextquery.verdicts``) and show the form again,
+    nothing saved."""
+    pattern = get_object_or_404(HermesErrorPattern, pk=pk) if pk is not None else None
+    form = PatternForm(request.POST, instance=HermesErrorPattern.objects.get(pk=pk) if pattern else None)
+    form.is_valid()
+    trial = None
+    if "pattern" not in form.errors:
+        trial = verdicts.pattern_draft_trial(pattern_text=form.cleaned_data["pattern"], pattern=pattern)
+    return render(request, "patterns/form.html", {"form": form, "pattern": pattern, "trial": trial})
 
 
 @staff_required
