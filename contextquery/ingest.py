@@ -399,8 +399,16 @@ def _visit_insert(run: WorkflowRun, node: dict, registration: dict) -> Visit:
     node_id = node["id"]
     parents = registration["fromVisitUuids"]
     if parents is None:
-        existing = [paths.visit_node_of(v) for v in Visit.objects.filter(run=locked).only(*_NODE_FIELDS)]
-        parents = paths.derive_parents(mode=locked.mode, node_id=node_id, canvas=locked.graph, visits=existing)
+        canvas = paths.Canvas(locked.graph)
+        # Load only the candidates derive_parents can pick, not the whole run.
+        if locked.mode == RunMode.AGENTIC:
+            candidates = Visit.objects.filter(run=locked).order_by("-sort_order")[:1]
+        else:
+            candidates = Visit.objects.filter(
+                run=locked, node_id__in=canvas.predecessors.get(node_id, []), status__in=ENDED_VISIT_STATUSES
+            )
+        existing = [paths.visit_node_of(v) for v in candidates.only(*_NODE_FIELDS)]
+        parents = paths.derive_parents(mode=locked.mode, node_id=node_id, canvas=canvas, visits=existing)
     else:
         parents = list(dict.fromkeys(parents))
         _parents_check(locked, parents)

@@ -484,3 +484,28 @@ def test_a_superuser_may_write_to_any_run(record):
     rec = record(CHAIN)
     su = UserFactory(is_staff=True, is_superuser=True)
     assert ingest.run_get_for_writer(run_id=rec.run.run_id, user=su).pk == rec.run.pk
+
+
+# --------------------------------------------------------------------------- paths of recorded visits
+
+
+def test_a_recorded_flight_back_has_the_seed_path(record):
+    rec = record(CHAIN, "AGENTIC")
+    for node in "ABCG":
+        rec.visit(node, derive=True)
+    c2 = rec.visit("C", derive=True)
+    graph = ingest.visit_paths(visit=c2)
+    assert [p.sequence for p in graph.paths] == [["A", "B", "C", "G", "C"]]
+    assert graph.backtrack_edge_keys == ["G->C"]
+
+
+def test_a_recorded_chain_longer_than_max_path_depth_is_cut_to_its_last_visits(record, settings):
+    settings.HERMES_CONTEXT_QUERY = {**settings.HERMES_CONTEXT_QUERY, "MAX_VISITS_PER_RUN": 250, "ENABLED": False}
+    rec = record(CHAIN, "AGENTIC")
+    last = None
+    for i in range(250):
+        last = ingest.visit_register(run=rec.run, node_id="ABCG"[i % 4]).visit
+    graph = ingest.visit_paths(visit=last)
+    (path,) = graph.paths
+    assert path.truncated and len(path.sequence) == 200 and path.visit_uuids[-1] == str(last.visit_uuid)
+    assert len(graph.visit_uuids) == 250 and graph.backtrack_edge_keys == ["G->A"]
