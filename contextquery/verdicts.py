@@ -25,7 +25,7 @@ from django.db.models.functions import Left, Length, Right
 from django.utils import timezone
 
 from contextquery.models import Visit, VisitStatus
-from patterns.detection import Detection, compile_patterns, validate_pattern
+from patterns.detection import Detection, compile_patterns, current_matcher, validate_pattern
 from patterns.models import HermesErrorPattern
 from project.errors import Conflict, Forbidden, Invalid
 
@@ -157,13 +157,8 @@ def pattern_draft_trial(*, pattern_text: str, pattern: HermesErrorPattern | None
     except ValueError as exc:
         raise Invalid.field("pattern", str(exc)) from None
     head, tail = settings.PATTERNS_SCAN_CHARS, settings.PATTERNS_SCAN_TAIL_CHARS
-    enabled = list(
-        HermesErrorPattern.objects.filter(enabled=True).values(
-            "id", "key", "name", "pattern", "category", "retryable", "priority"
-        )
-    )
     edited_id = pattern.pk if pattern is not None else None
-    draft = {
+    draft = compile_patterns([{
         "id": edited_id or 0,
         "key": getattr(pattern, "key", None),
         "name": getattr(pattern, "name", "") or "(draft)",
@@ -171,10 +166,13 @@ def pattern_draft_trial(*, pattern_text: str, pattern: HermesErrorPattern | None
         "category": getattr(pattern, "category", "other"),
         "retryable": getattr(pattern, "retryable", False),
         "priority": getattr(pattern, "priority", 100),
-    }
-    today = compile_patterns(enabled)
-    with_draft = compile_patterns([row for row in enabled if row["id"] != edited_id] + [draft])
-    alone = compile_patterns([draft])
+    }])
+    # A reply fails when any enabled pattern matches it, so "with the draft"
+    # is "the draft, or another pattern, matches": today's cached matcher
+    # serves, and only an edit whose own hit is in question needs the set
+    # without the edited pattern, compiled once and only then.
+    today = current_matcher()
+    others = None
 
     scanned = matches = 0
     now_failing: list[TrialRow] = []
@@ -183,14 +181,22 @@ def pattern_draft_trial(*, pattern_text: str, pattern: HermesErrorPattern | None
         scanned += 1
         text = visit.reply_windows
         before = today.detect(text, head_chars=head, tail_chars=tail)
-        after = with_draft.detect(text, head_chars=head, tail_chars=tail)
-        if alone.detect(text, head_chars=head, tail_chars=tail) is not None:
-            matches += 1
+        drafted = draft.detect(text, head_chars=head, tail_chars=tail)
+        matches += drafted is not None
+        other = before
+        if before is not None and edited_id is not None and before.pattern_id == edited_id:
+            if others is None:
+                others = compile_patterns(
+                    HermesErrorPattern.objects.filter(enabled=True).exclude(pk=edited_id).values(
+                        "id", "key", "name", "pattern", "category", "retryable", "priority"
+                    )
+                )
+            other = others.detect(text, head_chars=head, tail_chars=tail)
         excerpt = text[:EXCERPT_CHARS]
         failed_otherwise = visit.status == VisitStatus.FAILED and not visit_failed_by_pattern(visit)
-        if before is None and after is not None and not failed_otherwise:
-            now_failing.append(TrialRow(visit=visit, detection=after, excerpt=excerpt))
-        elif before is not None and after is None:
+        if before is None and drafted is not None and not failed_otherwise:
+            now_failing.append(TrialRow(visit=visit, detection=drafted, excerpt=excerpt))
+        elif before is not None and other is None and drafted is None:
             no_longer.append(TrialRow(visit=visit, detection=before, excerpt=excerpt))
     return DraftTrial(scanned=scanned, draft_matches=matches, now_failing=now_failing, no_longer_failing=no_longer)
 
