@@ -282,6 +282,10 @@ try:
 except ValueError as exc:
     raise ImproperlyConfigured(f"{_CQ_PREFIX}ALLOWED_CLIENTS has an invalid address or network: {exc}") from None
 
+# Benchmark floors (tests/bench): /internal/context/_floor and _plain exist only
+# when this is true, so they never exist in production.
+HERMES_OPS_BENCH_FLOOR = env_bool("HERMES_OPS_BENCH_FLOOR", False)
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

@@ -14,6 +14,7 @@ import time
 MODULES = [
     "tests.bench.bench_detection",
     "tests.bench.bench_paths",
+    "tests.bench.bench_context",
 ]
 
 
