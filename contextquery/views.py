@@ -104,7 +104,7 @@ def run_list(request):
         failure_count=Count("visits", filter=Q(visits__status=VisitStatus.FAILED))
     )
     run_filter = RunFilter(request.GET or None, queryset=runs)
-    found = run_filter.qs if run_filter.is_valid() else runs.none()
+    found = run_filter.qs if not run_filter.is_bound or run_filter.is_valid() else runs.none()
     page = Paginator(found, PAGE_SIZE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
