@@ -729,14 +729,21 @@ def _judge(visit, status, output, final_text, error, agent: AgentResult | None) 
         parts = [p for p in (agent.failure_reason, agent.error or error) if p]
         reason = ": ".join(parts) if parts else f"Agent of node {node_id} reported a failure."
         judged = _Judgement(VisitStatus.FAILED, _failure_envelope(reason, output, final_text), reason)
+        # The agent's own category wins; a pattern matching the reply is kept
+        # on the visit (ops see which rule agrees) and gives retryable (§4.4.1).
+        det = _detect(final_text) if final_text and final_text.strip() else None
+        judged.detection = det
         if agent.failure_reason in _category_names():
             judged.category = agent.failure_reason
-            judged.retryable = _category_retryable(judged.category)
+        elif det is not None:
+            judged.category = det.category
         else:
-            _categorised(judged, final_text, agent.error or error)
-            if not judged.category:
-                judged.category = "other"
-                judged.retryable = False
+            _categorised(judged, agent.error or error)
+            judged.category = judged.category or "other"
+        if det is not None:
+            judged.retryable = bool(det.retryable)
+        elif judged.retryable is None:
+            judged.retryable = _category_retryable(judged.category)
         return judged
     # 2. The agent stopped without finishing.
     if agent is not None and agent.completed is False:

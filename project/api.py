@@ -133,13 +133,21 @@ class EnvelopeJSONRenderer(JSONRenderer):
         return super().render(data, accepted_media_type, renderer_context)
 
 
+def _join(path: str, key) -> str:
+    """Field path in one spelling: ``logs[0].type`` (list indexes in brackets,
+    also for DRF's ``{0: …}`` ListField errors)."""
+    if isinstance(key, int) or (isinstance(key, str) and key.isdigit()):
+        return f"{path}[{key}]"
+    return f"{path}.{key}" if path else str(key)
+
+
 def _first_message(errors_dict) -> str:
     """One sentence from DRF's nested error structure, naming the field."""
 
     def walk(value, path):
         if isinstance(value, dict):
             for key, child in value.items():
-                found = walk(child, f"{path}.{key}" if path and key != "non_field_errors" else (path or key))
+                found = walk(child, _join(path, key) if key != "non_field_errors" else path)
                 if found:
                     return found
         elif isinstance(value, list):
@@ -170,8 +178,7 @@ def _flatten_errors(detail) -> dict[str, list[str]]:
     def walk(value, path):
         if isinstance(value, dict):
             for key, child in value.items():
-                name = key if key != "non_field_errors" else "nonFieldErrors"
-                walk(child, f"{path}.{name}" if path else name)
+                walk(child, _join(path, key) if key != "non_field_errors" else (path or "nonFieldErrors"))
         elif isinstance(value, list):
             if all(not isinstance(v, (dict, list)) for v in value):
                 out.setdefault(path or "nonFieldErrors", []).extend(str(v) for v in value)

@@ -284,6 +284,15 @@ def test_an_agent_failure_without_a_known_category_takes_it_from_a_matching_patt
     assert verdict["category"] == "rate_limit" and verdict["retryable"] is True
 
 
+def test_an_agent_failure_keeps_the_pattern_its_reply_matches(record):
+    verdict, visit = complete(record(CHAIN), final_text=RATE_LIMIT_REPLY, agent_result={
+        "failed": True, "failureReason": "rate_limit", "error": "HTTP 429"})
+    assert verdict["category"] == "rate_limit" and verdict["retryable"] is True
+    assert verdict["matchedPattern"] is not None
+    assert visit.matched_pattern_id == verdict["matchedPattern"]["id"]
+    assert visit.matched_pattern.category == "rate_limit"
+
+
 def test_an_agent_that_stopped_without_finishing_is_failed_as_incomplete(record):
     verdict, _ = complete(record(CHAIN), final_text="Step 1 done, step 2…",
                           agent_result={"failed": False, "completed": False, "turnExitReason": "max_iterations"})

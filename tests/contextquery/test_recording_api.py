@@ -266,9 +266,9 @@ def test_a_log_batch_is_appended_in_order_and_a_retry_adds_nothing(engine_client
     [
         ({"logs": {"type": "TEXT"}}, "logs"),
         ({}, "logs"),
-        ({"logs": [{"type": "SHOUT"}]}, "logs.0.type"),
-        ({"logs": [{"type": "TEXT", "seq": 0}]}, "logs.0.seq"),
-        ({"logs": [{"type": "TEXT", "timestamp": "yesterday"}]}, "logs.0.timestamp"),
+        ({"logs": [{"type": "SHOUT"}]}, "logs[0].type"),
+        ({"logs": [{"type": "TEXT", "seq": 0}]}, "logs[0].seq"),
+        ({"logs": [{"type": "TEXT", "timestamp": "yesterday"}]}, "logs[0].timestamp"),
     ],
 )
 def test_a_bad_log_batch_is_422_and_stores_nothing(engine_client, visit_url, body, field):
@@ -279,7 +279,7 @@ def test_a_bad_log_batch_is_422_and_stores_nothing(engine_client, visit_url, bod
 
 def test_an_unknown_log_type_is_refused_naming_the_allowed_types(engine_client, visit_url):
     message = post(engine_client, f"{visit_url}/logs", {"logs": [{"type": "SHOUT"}]}).json()["message"]
-    assert message.startswith("logs.0.type") and "THINKING" in message and "TODO_UPDATE" in message
+    assert message.startswith("logs[0].type") and "THINKING" in message and "TODO_UPDATE" in message
 
 
 def test_a_heartbeat_answers_the_visit_status(engine_client, visit_url):
