@@ -62,7 +62,8 @@ class RunListCreateView(RecordingView):
     queryset = WorkflowRun.objects.none()
     serializer_class = s.RunSerializer
     filterset_class = RunFilter
-    error_statuses = ("401", "403", "422")
+    # 404: a page past the last one; 400/413: a create body that is not JSON or too large.
+    error_statuses = ("400", "401", "403", "404", "413", "422")
 
     def get_queryset(self):
         return ingest.run_list()

@@ -1,0 +1,160 @@
+"""Schemathesis against ``/api/schema/`` of a real gunicorn server (SPEC §2).
+
+Every operation of the schema is fuzzed with generated valid (positive) and
+invalid (negative) requests, with credentials supplied: a superuser's API
+token, and for ``/internal/context/…`` the ``X-Context-Token`` of a RUNNING
+visit — a fresh run, visit and token per example, so no budget or state left
+by one example shapes the next. Operations with path parameters are fuzzed
+twice: with generated ids (mostly 404) and with ids pinned to live objects
+(so the bodies reach the rules). Each response must not be a server error,
+and its status, content type, headers and body must be ones the schema
+documents.
+
+Bounded for CI (``HARDENING_FUZZ_EXAMPLES``, default 6 per operation, mode
+and pinning); ``make soak`` raises it.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+
+import pytest
+import schemathesis
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis.errors import Unsatisfiable
+from schemathesis.checks import not_a_server_error
+from schemathesis.core.failures import FailureGroup
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    response_headers_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+)
+
+from tests.hardening.conftest import Api, envelope, run_with_visit
+
+pytestmark = pytest.mark.slow
+
+EXAMPLES = int(os.environ.get("HARDENING_FUZZ_EXAMPLES", "6"))
+CHECKS = [
+    not_a_server_error,
+    status_code_conformance,
+    content_type_conformance,
+    response_headers_conformance,
+    response_schema_conformance,
+]
+MODES = [schemathesis.GenerationMode.POSITIVE, schemathesis.GenerationMode.NEGATIVE]
+
+
+class Fuzzer:
+    """Sends the cases of one operation with credentials and live ids; keeps the figures."""
+
+    def __init__(self, server, creds):
+        self.server = server
+        self.engine = Api(server, creds["superToken"])
+        self.auth = {"Authorization": f"Token {creds['superToken']}"}
+        self.requests = 0
+        self.statuses: dict[int, int] = {}
+        self.failures: list[str] = []
+        self.unsatisfiable: list[str] = []
+
+    def live_pattern_id(self) -> int:
+        name = f"fuzz {uuid.uuid4().hex[:8]}"
+        body = {"name": name, "pattern": "fuzz marker", "category": "other"}
+        return envelope(self.engine.post("/api/hermes-error-patterns/", body), 201)["id"]
+
+    def prepare(self, case, *, pinned: bool, n: int) -> dict:
+        """Headers to send; with ``pinned``, path ids (and the internal runId) of live objects."""
+        path = case.operation.path
+        if path.startswith("/internal/"):
+            live = run_with_visit(self.engine)
+            if pinned and isinstance(case.body, dict):
+                case.body["runId"] = live["runId"]
+                if n % 2 and "nodeId" in case.body:
+                    case.body["nodeId"] = "A"
+            return {"X-Context-Token": live["token"]}
+        if pinned and "{run_id}" in path:
+            live = run_with_visit(self.engine)
+            case.path_parameters["run_id"] = live["runId"]
+            if "{visit_uuid}" in path:
+                case.path_parameters["visit_uuid"] = live["b"] if n % 2 == 0 else live["a"]
+        elif pinned and "{id}" in path:
+            case.path_parameters["id"] = self.live_pattern_id()
+        return dict(self.auth)
+
+    def fuzz(self, operation, mode, *, pinned: bool) -> None:
+        counter = iter(range(10**9))
+
+        @settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=False,
+                  phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck))
+        @given(case=operation.as_strategy(generation_mode=mode))
+        def one(case):
+            headers = self.prepare(case, pinned=pinned, n=next(counter))
+            response = case.call(base_url=self.server.url, headers=headers, timeout=30)
+            self.requests += 1
+            self.statuses[response.status_code] = self.statuses.get(response.status_code, 0) + 1
+            try:
+                case.validate_response(response, checks=CHECKS, headers=headers)
+            except FailureGroup as exc:
+                self.failures.append(f"{operation.label} [{mode.value}{', pinned' if pinned else ''}]\n{exc}")
+
+        try:
+            one()
+        except Unsatisfiable:
+            # Negative mode on an operation with nothing to negate (no body, no parameters).
+            self.unsatisfiable.append(f"{operation.label} [{mode.value}]")
+
+
+def test_every_operation_answers_without_server_errors_as_its_schema_documents(shared_server):
+    server, _db, creds = shared_server
+    schema = schemathesis.openapi.from_url(server.url + "/api/schema/", headers={"Authorization": f"Token {creds['superToken']}"})
+    operations = [result.ok() for result in schema.get_all_operations()]
+    assert len(operations) >= 27  # every route of SPEC §3.4, §4.3 and §4.5 is in the schema
+    fuzzer = Fuzzer(server, creds)
+    started = time.monotonic()
+    for operation in operations:
+        pinnings = (False, True) if "{" in operation.path or operation.path.startswith("/internal/") else (False,)
+        for mode in MODES:
+            for pinned in pinnings:
+                fuzzer.fuzz(operation, mode, pinned=pinned)
+    elapsed = time.monotonic() - started
+    print(f"\nschemathesis: {len(operations)} operations, {fuzzer.requests} requests in {elapsed:.1f} s, "
+          f"statuses {dict(sorted(fuzzer.statuses.items()))}, {len(fuzzer.failures)} failures; "
+          f"nothing to negate in {fuzzer.unsatisfiable}")
+    assert not fuzzer.failures, "\n\n".join(fuzzer.failures)
+    assert 500 not in fuzzer.statuses and fuzzer.requests >= len(operations) * EXAMPLES
+
+
+# --------------------------------------------------------------------------- regressions the fuzzer found
+
+
+@pytest.fixture
+def openapi(client):
+    """The served OpenAPI document as a dict."""
+    response = client.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
+    assert response.status_code == 200
+    import json
+
+    return json.loads(response.content)
+
+
+@pytest.mark.django_db
+def test_a_page_past_the_end_of_the_run_list_is_a_404_the_schema_documents(openapi, staff_client):
+    response = staff_client.get("/api/runs", {"page": 3772})
+    assert response.status_code == 404 and response.json()["code"] == 404
+    assert "404" in openapi["paths"]["/api/runs/"]["get"]["responses"]
+
+
+@pytest.mark.django_db
+def test_every_operation_that_takes_a_json_body_documents_400_413_and_422(openapi):
+    missing = [
+        (method.upper(), path, code)
+        for path, operations in openapi["paths"].items()
+        for method, operation in operations.items()
+        if "requestBody" in operation
+        for code in ("400", "413", "422")
+        if code not in operation["responses"]
+    ]
+    assert missing == []
