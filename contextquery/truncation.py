@@ -38,9 +38,19 @@ def json_size(value: Any) -> int:
     return len(text.encode("utf-8", "surrogatepass"))
 
 
-def _shrink(value: Any, limit: int) -> Any:
+class _OverBudget(Exception):
+    """A cut in progress already needs more bytes than the budget."""
+
+
+def _shrink(value: Any, limit: int, budget: int | None = None) -> Any:
     """Copy of ``value`` with strings cut to ``limit`` characters and lists and
-    objects to ``limit`` entries. Iterative, so deep values cannot exhaust the stack."""
+    objects to ``limit`` entries. Iterative, so deep values cannot exhaust the stack.
+
+    With ``budget``, raises :class:`_OverBudget` as soon as a lower bound of the
+    copy's JSON size (kept characters, quotes, colons, brackets, one byte per
+    other scalar) passes it, so a cut that cannot fit costs no more than the
+    budget to refuse, however large ``value`` is.
+    """
     if isinstance(value, str):
         return value if len(value) <= limit else value[:limit] + ELLIPSIS
     if not isinstance(value, (dict, list)):
@@ -48,18 +58,31 @@ def _shrink(value: Any, limit: int) -> Any:
     root: list[Any] = [None]
     # (source container, its copy being filled)
     stack: list[tuple[Any, list | dict]] = []
+    # Lower bound of the copy's size in bytes; the budget test runs per placed item.
+    spent = [0]
+    bound = budget if budget is not None else float("inf")
 
     def place(parent, key, item):
         if isinstance(item, str):
-            parent[key] = item if len(item) <= limit else item[:limit] + ELLIPSIS
+            kept = item if len(item) <= limit else item[:limit] + ELLIPSIS
+            parent[key] = kept
+            cost = len(kept) + 2
         elif isinstance(item, dict):
             parent[key] = {}
             stack.append((item, parent[key]))
+            cost = 2
         elif isinstance(item, list):
             parent[key] = []
             stack.append((item, parent[key]))
+            cost = 2
         else:
             parent[key] = item
+            cost = 1
+        if isinstance(parent, dict):
+            cost += (len(key) if isinstance(key, str) else 1) + 3
+        spent[0] += cost
+        if spent[0] > bound:
+            raise _OverBudget
 
     place(root, 0, value)
     while stack:
@@ -76,21 +99,13 @@ def _shrink(value: Any, limit: int) -> Any:
     return root[0]
 
 
-def _longest(value: Any) -> int:
-    """The longest string length or container size in ``value`` (the search bound)."""
-    best = 0
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            best = max(best, len(item))
-        elif isinstance(item, dict):
-            best = max(best, len(item))
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            best = max(best, len(item))
-            stack.extend(item)
-    return best
+def _fits(value: Any, limit: int, max_bytes: int) -> Any:
+    """The cut of ``value`` at ``limit`` when it fits in ``max_bytes``, else ``_OverBudget``."""
+    try:
+        candidate = _shrink(value, limit, max_bytes)
+    except _OverBudget:
+        return _OverBudget
+    return candidate if json_size(candidate) <= max_bytes else _OverBudget
 
 
 def fit_json(value: Any, max_bytes: int) -> Fitted:
@@ -106,15 +121,16 @@ def fit_json(value: Any, max_bytes: int) -> Fitted:
     if original <= max_bytes:
         return Fitted(value, False, original)
     # No string longer than max_bytes characters and no container with more
-    # entries than max_bytes can fit, so the search never needs a higher level.
-    low, high = 0, min(_longest(value), max_bytes)
+    # entries than max_bytes can fit, so the search never needs a higher level;
+    # levels far too high are refused after a few items by the budget bound.
+    low, high = 0, max_bytes
     best = _shrink(value, 0)
     if json_size(best) > max_bytes:
         return Fitted(None, True, original)
     while low < high:
         mid = (low + high + 1) // 2
-        candidate = _shrink(value, mid)
-        if json_size(candidate) <= max_bytes:
+        candidate = _fits(value, mid, max_bytes)
+        if candidate is not _OverBudget:
             low, best = mid, candidate
         else:
             high = mid - 1
