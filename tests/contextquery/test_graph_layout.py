@@ -1,0 +1,86 @@
+"""The run page's picture (SPEC §4.6): ``contextquery.graph_layout`` is pure, so no database."""
+
+from contextquery.graph_layout import COL_GAP, NODE_W, canvas_layers, graph_picture
+from contextquery.paths import VisitNode
+from tests.contextquery.factories import CHAIN, TWO_BRANCHES, canvas
+
+
+def chain_of(*nodes, status="SUCCESS"):
+    """Visits of ``nodes`` in order, each the parent of the next."""
+    visits = []
+    for i, node in enumerate(nodes, start=1):
+        parents = (visits[-1].visit_uuid,) if visits else ()
+        visits.append(VisitNode(visit_uuid=f"v{i}", node_id=node, sort_order=i, parent_uuids=parents, status=status))
+    return visits
+
+
+def hops_by_key(picture):
+    return {hop.key: hop for hop in picture.hops}
+
+
+def test_two_branches_into_g_are_laid_out_in_four_columns():
+    assert canvas_layers(TWO_BRANCHES) == [["A", "D"], ["B", "E"], ["C", "F"], ["G"]]
+
+
+def test_columns_run_left_to_right():
+    boxes = {box.node_id: box for box in graph_picture(graph=CHAIN, visits=[]).nodes}
+    assert [boxes[n].x for n in "ABCG"] == [boxes["A"].x + i * (NODE_W + COL_GAP) for i in range(4)]
+
+
+def test_a_cyclic_canvas_still_gets_layers():
+    layers = canvas_layers(canvas("AB BC CA CD"))
+    assert sorted(n for column in layers for n in column) == ["A", "B", "C", "D"]
+    assert len(layers) == 4
+
+
+def test_a_lone_node_is_placed():
+    assert canvas_layers(canvas("AB", nodes="Z")) == [["A", "Z"], ["B"]]
+
+
+def test_the_flight_back_is_a_backtrack_hop_and_other_hops_are_edges():
+    picture = graph_picture(graph=CHAIN, visits=chain_of("A", "B", "C", "G", "C"))
+    hops = hops_by_key(picture)
+    assert hops["G->C"].kind == "backtrack" and hops["G->C"].count == 1
+    assert {hops[k].kind for k in ("A->B", "B->C", "C->G")} == {"edge"}
+    assert picture.backtrack_keys == ["G->C"]
+
+
+def test_a_hop_without_a_canvas_edge_is_a_jump():
+    hops = hops_by_key(graph_picture(graph=CHAIN, visits=chain_of("A", "G")))
+    assert hops["A->G"].kind == "jump"
+
+
+def test_canvas_edges_that_never_fired_are_drawn_with_count_zero():
+    hops = hops_by_key(graph_picture(graph=CHAIN, visits=chain_of("A", "B")))
+    assert hops["A->B"].count == 1 and hops["B->C"].count == 0 and hops["C->G"].count == 0
+
+
+def test_repeated_hops_are_drawn_once_with_their_count():
+    hops = hops_by_key(graph_picture(graph=canvas("AB BA"), visits=chain_of("A", "B", "A", "B")))
+    assert hops["A->B"].count == 2 and hops["B->A"].count == 1
+
+
+def test_a_node_shows_its_latest_status_visit_count_and_failures():
+    visits = chain_of("A", "B")
+    visits.append(VisitNode(visit_uuid="v3", node_id="B", sort_order=3, parent_uuids=("v1",), status="FAILED"))
+    boxes = {box.node_id: box for box in graph_picture(graph=CHAIN, visits=visits).nodes}
+    assert (boxes["B"].status, boxes["B"].visit_count, boxes["B"].failed) == ("FAILED", 2, 1)
+    assert (boxes["C"].status, boxes["C"].visit_count, boxes["C"].href) == ("", 0, None)
+
+
+def test_each_visited_node_gets_the_link_the_caller_chooses():
+    picture = graph_picture(graph=CHAIN, visits=chain_of("A", "B", "B"),
+                            node_href=lambda node, visits: f"/{node}/{len(visits)}")
+    assert {box.node_id: box.href for box in picture.nodes} == {"A": "/A/1", "B": "/B/2", "C": None, "G": None}
+
+
+def test_a_backward_hop_arcs_above_the_boxes():
+    picture = graph_picture(graph=CHAIN, visits=chain_of("A", "B", "C", "G", "C"))
+    top = min(box.y for box in picture.nodes)
+    assert hops_by_key(picture)["G->C"].label_y < top
+
+
+def test_long_names_are_clipped_on_the_box_but_kept_whole():
+    graph = {"nodes": [{"id": "A", "name": "A very long node name that does not fit"}], "edges": []}
+    (box,) = graph_picture(graph=graph, visits=[]).nodes
+    assert box.label.endswith("…") and len(box.label) == 20 and box.name.startswith("A very long")
