@@ -74,8 +74,9 @@ def run_can_record(*, user) -> bool:
 
 
 def run_get(*, run_id: str) -> WorkflowRun:
-    """The run ``run_id``; raises NotFound."""
-    run = WorkflowRun.objects.filter(run_id=run_id).first()
+    """The run ``run_id``; raises NotFound (also for an id with a NUL
+    character: no run has one, and PostgreSQL refuses to compare it)."""
+    run = WorkflowRun.objects.filter(run_id=run_id).first() if "\x00" not in run_id else None
     if run is None:
         raise NotFound(_("Run '%(run)s' does not exist.") % {"run": run_id})
     return run

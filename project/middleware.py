@@ -1,7 +1,10 @@
 """Middleware enforcing SPEC §2 outside DRF: body size (413) and a database
 outage answered as 503 in the envelope, never an HTML 500 page."""
 
+import io
+
 from django.conf import settings
+from django.core.handlers.wsgi import LimitedStream
 from django.db import DatabaseError, InterfaceError, OperationalError
 from django.http import HttpResponse
 
@@ -10,8 +13,8 @@ from project.api import is_api_path, json_error
 
 class BodySizeLimitMiddleware:
     """Refuse a request whose declared ``Content-Length`` exceeds
-    ``MAX_BODY_BYTES`` with 413 before anything reads the body. Bodies without a
-    length are bounded by the JSON parser."""
+    ``MAX_BODY_BYTES`` with 413 before anything reads the body; a chunked body
+    is read here up to the limit (413 beyond it)."""
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -21,12 +24,26 @@ class BodySizeLimitMiddleware:
             length = int(request.META.get("CONTENT_LENGTH") or 0)
         except ValueError:
             length = 0
-        if length > settings.MAX_BODY_BYTES:
+        if length > settings.MAX_BODY_BYTES or not self._buffer_chunked(request):
             message = f"The request body is larger than the limit of {settings.MAX_BODY_BYTES} bytes."
             if is_api_path(request.path):
                 return json_error(413, message)
             return HttpResponse(message, status=413, content_type="text/plain; charset=utf-8")
         return self.get_response(request)
+
+    @staticmethod
+    def _buffer_chunked(request) -> bool:
+        """Read a chunked body (no ``Content-Length``) into memory, at most
+        ``MAX_BODY_BYTES``; False when it is larger. Django reads only
+        ``CONTENT_LENGTH`` bytes, so without this a chunked body reads as empty."""
+        if request.META.get("CONTENT_LENGTH") or "chunked" not in request.META.get("HTTP_TRANSFER_ENCODING", "").lower():
+            return True
+        raw = request.META["wsgi.input"].read(settings.MAX_BODY_BYTES + 1)
+        if len(raw) > settings.MAX_BODY_BYTES:
+            return False
+        request._stream = LimitedStream(io.BytesIO(raw), len(raw))
+        request.META["CONTENT_LENGTH"] = str(len(raw))
+        return True
 
 
 def _database_down(exc) -> bool:

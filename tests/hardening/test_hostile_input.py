@@ -1,0 +1,270 @@
+"""Hostile input against a real gunicorn server (SPEC §2, §3.1, §4.5).
+
+Every write endpoint — the pattern API, the recording API and the internal
+context endpoints, each reached with valid credentials and live ids so the
+body is really read — answers a 10 MB body with 413 (declared or chunked),
+JSON nested 10,000 deep with 422, invalid UTF-8 with 400 and NUL characters
+with 422, each in the envelope, and stores nothing. Random credentials are
+401, catastrophic regular expressions are refused or run in linear time, and
+NUL characters in query strings and paths are 4xx on PostgreSQL too.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import json
+import random
+import secrets
+import string
+import time
+
+import pytest
+import requests
+
+from tests.hardening.conftest import Api, envelope, run_with_visit
+
+pytestmark = pytest.mark.slow
+
+TEN_MB = 10 * 1024 * 1024
+
+
+def write_targets(server, creds) -> list[tuple[str, str, dict]]:
+    """``(label, path, headers)`` of every write endpoint, on fresh live objects."""
+    engine = Api(server, creds["engineToken"])
+    staff = {"Authorization": f"Token {creds['staffToken']}"}
+    eng = {"Authorization": f"Token {creds['engineToken']}"}
+    live = run_with_visit(engine)
+    run, visit = f"/api/runs/{live['runId']}", f"/api/runs/{live['runId']}/visits/{live['b']}"
+    custom = Api(server, creds["staffToken"]).post(
+        "/api/hermes-error-patterns", {"name": f"hostile {secrets.token_hex(4)}", "pattern": "hostile marker"}
+    )
+    pattern = f"/api/hermes-error-patterns/{envelope(custom, 201)['id']}"
+    ctx = {"X-Context-Token": live["token"]}
+    return [
+        ("patterns create", "POST /api/hermes-error-patterns", staff),
+        ("patterns edit", f"POST {pattern}/edit", staff),
+        ("patterns put", f"PUT {pattern}", staff),
+        ("patterns patch", f"PATCH {pattern}", staff),
+        ("patterns detect", "POST /api/hermes-error-patterns/detect", staff),
+        ("runs create", "POST /api/runs", eng),
+        ("visits register", f"POST {run}/visits", eng),
+        ("logs append", f"POST {visit}/logs", eng),
+        ("visit complete", f"POST {visit}/complete", eng),
+        ("token revoke", f"POST {visit}/tokens/revoke", eng),
+        ("run finish", f"POST {run}/finish", eng),
+        ("context path", "POST /internal/context/path", ctx),
+        ("context output", "POST /internal/context/output", ctx),
+        ("context meta", "POST /internal/context/meta", ctx),
+    ]
+
+
+STORED = {
+    "patterns": "SELECT COUNT(*) FROM patterns_hermeserrorpattern",
+    "pattern changes": "SELECT COUNT(*) FROM patterns_patternchange",
+    "runs": "SELECT COUNT(*) FROM contextquery_workflowrun",
+    "finished runs": "SELECT COUNT(*) FROM contextquery_workflowrun WHERE status <> 'RUNNING'",
+    "visits": "SELECT COUNT(*) FROM contextquery_visit",
+    "ended visits": "SELECT COUNT(*) FROM contextquery_visit WHERE status <> 'RUNNING'",
+    "logs": "SELECT COUNT(*) FROM contextquery_visitlog",
+    "revoked tokens": "SELECT COUNT(*) FROM contextquery_contexttoken WHERE revoked_at IS NOT NULL",
+}
+
+
+def stored(db) -> dict:
+    return {name: db.scalar(sql) for name, sql in STORED.items()}
+
+
+def send(server, target: str, headers: dict, data, content_type="application/json") -> requests.Response:
+    method, path = target.split(" ", 1)
+    with requests.Session() as session:
+        session.trust_env = False
+        return session.request(method, server.url + path, data=data, timeout=60,
+                               headers={"Content-Type": content_type, "Connection": "close", **headers})
+
+
+def refuse_everywhere(shared_server, body, status: int, *, expect_message: str):
+    """Send ``body`` to every write endpoint: each answers ``status`` in the envelope and stores nothing."""
+    server, db, creds = shared_server
+    targets = write_targets(server, creds)
+    before = stored(db)
+    answers = {}
+    for label, target, headers in targets:
+        data = body() if callable(body) else body
+        response = send(server, target, headers, data)
+        answers[label] = (response.status_code, response.headers.get("Content-Type", ""), response.text[:200])
+    wrong = {label: a for label, a in answers.items()
+             if a[0] != status or not a[1].startswith("application/json") or expect_message not in a[2]}
+    assert wrong == {}
+    assert stored(db) == before
+    return answers
+
+
+def test_a_ten_megabyte_body_is_refused_with_413_by_every_write_endpoint(shared_server):
+    body = b'{"text": "' + b"a" * TEN_MB + b'"}'
+    refuse_everywhere(shared_server, body, 413, expect_message="larger than the limit")
+
+
+def test_a_ten_megabyte_chunked_body_without_a_length_is_refused_with_413(shared_server):
+    def chunks():
+        yield b'{"text": "'
+        for _ in range(TEN_MB // 65536):
+            yield b"a" * 65536
+        yield b'"}'
+
+    refuse_everywhere(shared_server, chunks, 413, expect_message="larger than the limit")
+
+
+def test_a_small_chunked_body_is_read_like_one_with_a_length(shared_server):
+    server, _db, creds = shared_server
+
+    def chunks():
+        yield b'{"text": "API call failed after 3 retries: '
+        yield b'HTTP 429 rate limit exceeded"}'
+
+    response = send(server, "POST /api/hermes-error-patterns/detect",
+                    {"Authorization": f"Token {creds['userToken']}"}, chunks())
+    assert envelope(response, 200)["isError"] is True
+
+
+def test_json_nested_ten_thousand_deep_is_refused_with_422_by_every_write_endpoint(shared_server):
+    body = ('{"text": ' + "[" * 10_000 + "]" * 10_000 + "}").encode()
+    refuse_everywhere(shared_server, body, 422, expect_message="nested deeper than 64")
+
+
+def test_invalid_utf8_is_refused_with_400_by_every_write_endpoint(shared_server):
+    body = b'{"runId": "r\xff\xfe", "text": "caf\xc3", "nodeId": "A"}'
+    refuse_everywhere(shared_server, body, 400, expect_message="not valid UTF-8")
+
+
+@pytest.mark.parametrize("where", ["value", "key"])
+def test_a_nul_character_is_refused_with_422_by_every_write_endpoint(shared_server, where):
+    nul = {"value": {"text": "a\u0000b", "name": "n\u0000", "nodeId": "A\u0000", "logs": []},
+           "key": {"te\u0000xt": "x"}}[where]
+    refuse_everywhere(shared_server, json.dumps(nul).encode(), 422, expect_message="NUL character")
+
+
+NUL_READS = [
+    "/api/runs?search=%00",
+    "/api/runs?workflowId=a%00b",
+    "/api/runs/%00",
+    "/api/runs/r%00/visits",
+    "/api/runs/r%00/visits/%00",
+    "/api/hermes-error-patterns?search=%00",
+    "/api/hermes-error-patterns?category=%00",
+]
+
+
+@pytest.mark.parametrize("path", NUL_READS)
+def test_a_nul_character_in_a_query_or_path_is_a_4xx_in_the_envelope(shared_server, path):
+    server, _db, creds = shared_server
+    response = Api(server, creds["superToken"]).get(path)
+    assert response.status_code in (404, 422), (response.status_code, response.text[:300])
+    envelope(response, response.status_code)
+
+
+def _random_tokens(count: int, rng: random.Random) -> list[str]:
+    """Random credentials of many shapes: right-length hex, knox-length hex, near misses, junk."""
+    alphabet = string.ascii_letters + string.digits + string.punctuation + " "
+    shapes = [
+        lambda: secrets.token_hex(24),
+        lambda: secrets.token_hex(32),
+        lambda: "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 300))),
+        lambda: secrets.token_hex(rng.randint(1, 64)).upper(),
+        lambda: "x" + " " * rng.randint(1, 5),
+        lambda: secrets.token_hex(24) + "\t" + secrets.token_hex(2),
+    ]
+    return [shapes[i % len(shapes)]() for i in range(count)]
+
+
+@pytest.mark.parametrize("scheme", ["api token", "context token"])
+def test_ten_thousand_random_tokens_are_all_401(shared_server, scheme):
+    server, db, creds = shared_server
+    live = run_with_visit(Api(server, creds["engineToken"]))
+    rng = random.Random(8)
+    tokens = _random_tokens(10_000, rng)
+    reads_before = db.scalar("SELECT COUNT(*) FROM contextquery_contextread")
+    if scheme == "api token":
+        path, body = "/api/runs", {"graph": {"nodes": [{"id": "A"}], "edges": []}}
+
+        def headers(token):
+            return {"Authorization": f"Token {token}"}
+    else:
+        path, body = "/internal/context/output", {"runId": live["runId"], "nodeId": "A"}
+
+        def headers(token):
+            return {"X-Context-Token": token}
+
+    data = json.dumps(body).encode()
+
+    def hit(chunk):
+        statuses = {}
+        with requests.Session() as session:
+            session.trust_env = False
+            for token in chunk:
+                response = session.post(server.url + path, data=data, timeout=30,
+                                        headers={"Content-Type": "application/json", **headers(token)})
+                key = (response.status_code, response.headers.get("WWW-Authenticate"), response.json()["code"])
+                statuses[key] = statuses.get(key, 0) + 1
+        return statuses
+
+    started = time.monotonic()
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(hit, [tokens[i::4] for i in range(4)]))
+    elapsed = time.monotonic() - started
+    total: dict = {}
+    for result in results:
+        for key, n in result.items():
+            total[key] = total.get(key, 0) + n
+    print(f"\n{scheme}: 10,000 random tokens in {elapsed:.1f} s ({10_000 / elapsed:.0f}/s): {total}")
+    expected_header = "Token" if scheme == "api token" else None
+    assert list(total) == [(401, expected_header, 401)] or (
+        scheme == "context token" and all(k[0] == 401 and k[2] == 401 for k in total)
+    ), total
+    assert sum(total.values()) == 10_000
+    assert elapsed < 600  # anti-hang bound; the rate is printed above
+    assert db.scalar("SELECT COUNT(*) FROM contextquery_workflowrun WHERE created_by_id IS NULL") == 0
+    assert db.scalar("SELECT COUNT(*) FROM contextquery_contextread") == reads_before  # no audit without a token
+
+
+CATASTROPHIC = [
+    "regex:(a+)+$",
+    "regex:(a|a)*b",
+    "regex:(a*)*b",
+    "regex:^(([a-z])+.)+[A-Z]([a-z])+$",
+    "regex:(x+x+)+y",
+    "regex:(.*a){25}",
+]
+REFUSED = [
+    "regex:(a)\\1",  # backreference: not linear, re2 refuses
+    "regex:(?=a)b",  # lookahead
+    "regex:a{1000}{1000}",  # too big a program
+    "regex:((((((((((a{100}){100}){100}){100})))))))",
+    "regex:(",
+]
+
+
+def test_catastrophic_regexes_run_in_linear_time_and_costly_ones_are_refused(shared_server):
+    server, db, creds = shared_server
+    staff = Api(server, creds["staffToken"])
+    accepted = []
+    for source in CATASTROPHIC:
+        response = staff.post("/api/hermes-error-patterns",
+                              {"name": f"evil {secrets.token_hex(4)}", "pattern": source, "priority": 1})
+        assert response.status_code in (201, 422), (source, response.text[:300])
+        if response.status_code == 201:
+            accepted.append(response.json()["data"]["id"])
+    before = db.scalar("SELECT COUNT(*) FROM patterns_hermeserrorpattern")
+    for source in REFUSED:
+        response = staff.post("/api/hermes-error-patterns", {"name": f"bad {secrets.token_hex(4)}", "pattern": source})
+        data = envelope(response, 422)
+        assert "pattern" in data["errors"], (source, data)
+    assert db.scalar("SELECT COUNT(*) FROM patterns_hermeserrorpattern") == before
+    worst = 0.0
+    for text in ("a" * 100_000 + "!", "x" * 100_000, ("ab" * 50_000) + "C", "a" * 30 + "b"):
+        started = time.monotonic()
+        envelope(staff.post("/api/hermes-error-patterns/detect", {"text": text}), 200)
+        worst = max(worst, time.monotonic() - started)
+    print(f"\n{len(accepted)} catastrophic regexes accepted (re2), slowest detection {worst * 1000:.0f} ms")
+    assert worst < 5  # anti-hang bound: a backtracking engine takes minutes here
+    for pk in accepted:
+        envelope(staff.post(f"/api/hermes-error-patterns/{pk}/delete"), 200)
