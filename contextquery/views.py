@@ -41,8 +41,9 @@ FOLD_CHARS = 4_000
 #: At most this much of one JSON value or text is put in the page; the rest is
 #: behind the raw download, so a megabyte output cannot stall the browser.
 INLINE_CHARS = 100_000
-#: A log's detail is shown up to this many characters in the log tables.
-LOG_DETAIL_CHARS = 20_000
+#: A log's detail is shown up to this many characters in the log tables (a visit
+#: may have hundreds of logs, and tool calls appear twice: as calls and as logs).
+LOG_DETAIL_CHARS = 5_000
 
 
 def staff_required(view):

@@ -459,3 +459,11 @@ def test_an_expired_token_is_shown_as_expired(ops, rich_visit):
     rich_visit.tokens.update(expires_at=timezone.now() - timedelta(seconds=1))
     page = html(ops.get(visit_url(rich_visit)))
     assert 'class="token-expired"' in page and 'class="token-live"' not in page
+
+
+def test_huge_logs_are_cut_so_the_page_stays_small(ops, rich_visit):
+    for _ in range(40):
+        VisitLogFactory(visit=rich_visit, type="TOOL_RESULT", message="fetch", detail="y" * 100_000)
+    VisitLogFactory(visit=rich_visit, message="z" * 1_000_000)
+    page = html(ops.get(visit_url(rich_visit)))
+    assert len(page) < 1_000_000 and "Only the first 5,000 characters are shown here." in page
