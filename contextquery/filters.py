@@ -6,11 +6,35 @@ workflow id or name, case-insensitive substring). An unknown choice is refused
 (422 in the API, a form error on the page).
 """
 
+import datetime
+
 import django_filters
+from django import forms
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
 from contextquery.models import RunMode, RunStatus, Visit, VisitStatus, WorkflowRun
+
+
+class UtcIsoDateTimeField(django_filters.fields.IsoDateTimeField):
+    """An ISO-8601 date-time normalised to UTC. Python accepts offsets up to
+    ±23:59 and PostgreSQL only up to ±15:59, and a date at the very edge of
+    the calendar cannot be moved to UTC: both are refused as invalid here
+    rather than failing in the database."""
+
+    def to_python(self, value):
+        value = super().to_python(value)
+        if value is None:
+            return None
+        try:
+            return value.astimezone(datetime.timezone.utc)
+        except OverflowError:
+            raise forms.ValidationError(_("Enter a date-time between the years 1 and 9999 in UTC."),
+                                        code="invalid") from None
+
+
+class UtcIsoDateTimeFilter(django_filters.IsoDateTimeFilter):
+    field_class = UtcIsoDateTimeField
 
 
 class RunFilter(django_filters.FilterSet):
@@ -19,10 +43,10 @@ class RunFilter(django_filters.FilterSet):
     status = django_filters.ChoiceFilter(choices=RunStatus.choices, label=_("Status"))
     mode = django_filters.ChoiceFilter(choices=RunMode.choices, label=_("Mode"))
     workflowId = django_filters.CharFilter(field_name="workflow_id", label=_("Workflow id"))  # noqa: N815
-    startedAfter = django_filters.IsoDateTimeFilter(  # noqa: N815
+    startedAfter = UtcIsoDateTimeFilter(  # noqa: N815
         field_name="started_at", lookup_expr="gte", label=_("Started at or after")
     )
-    startedBefore = django_filters.IsoDateTimeFilter(  # noqa: N815
+    startedBefore = UtcIsoDateTimeFilter(  # noqa: N815
         field_name="started_at", lookup_expr="lte", label=_("Started at or before")
     )
     search = django_filters.CharFilter(method="filter_search", label=_("Search (run id, workflow)"))

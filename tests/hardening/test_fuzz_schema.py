@@ -158,3 +158,18 @@ def test_every_operation_that_takes_a_json_body_documents_400_413_and_422(openap
         if code not in operation["responses"]
     ]
     assert missing == []
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("query", ["startedBefore=0187-03-26T06:13:03%2B22:40", "startedAfter=3316-07-31T03:14:26-19:30"])
+def test_a_time_filter_with_an_offset_postgresql_refuses_is_moved_to_utc(staff_client, query):
+    response = staff_client.get("/api/runs?" + query)
+    assert response.status_code == 200 and response.json()["data"]["count"] == 0
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("query", ["startedAfter=0001-01-01T00:00:00%2B05:00", "startedBefore=9999-12-31T23:59:59-05:00"])
+def test_a_time_filter_that_leaves_the_calendar_in_utc_is_a_422_naming_it(staff_client, query):
+    response = staff_client.get("/api/runs?" + query)
+    field = query.split("=")[0]
+    assert response.status_code == 422 and field in response.json()["data"]["errors"]
