@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Count, Q, QuerySet
+from django.db.models import BooleanField, Case, Count, Q, QuerySet, Value, When
 from django.db.models.functions import Left, Length, Right
 from django.utils import timezone
 
@@ -36,7 +36,10 @@ EXCERPT_CHARS = 160
 
 
 def visit_failed_by_pattern(visit: Visit) -> bool:
-    """True when ``visit`` is FAILED because its reply matched an error pattern (SPEC §4.4 step 5)."""
+    """True when ``visit`` is FAILED and its reply matched an error pattern: the
+    pattern decided (SPEC §4.4 step 5) or agreed with the agent's own failure
+    signal (step 1). Either way the match counted as the pattern's hit, so ops
+    may mark it wrong."""
     return visit.status == VisitStatus.FAILED and bool(visit.matched_pattern_id or visit.matched_pattern_name)
 
 
@@ -193,10 +196,14 @@ def pattern_draft_trial(*, pattern_text: str, pattern: HermesErrorPattern | None
                 )
             other = others.detect(text, head_chars=head, tail_chars=tail)
         excerpt = text[:EXCERPT_CHARS]
-        failed_otherwise = visit.status == VisitStatus.FAILED and not visit_failed_by_pattern(visit)
+        # The agent's own failure signal, or an engine-reported failure, fails
+        # the visit whatever the patterns say.
+        failed_otherwise = visit.status == VisitStatus.FAILED and (
+            visit.agent_failed or not visit_failed_by_pattern(visit)
+        )
         if before is None and drafted is not None and not failed_otherwise:
             now_failing.append(TrialRow(visit=visit, detection=drafted, excerpt=excerpt))
-        elif before is not None and other is None and drafted is None:
+        elif before is not None and other is None and drafted is None and not failed_otherwise:
             no_longer.append(TrialRow(visit=visit, detection=before, excerpt=excerpt))
     return DraftTrial(scanned=scanned, draft_matches=matches, now_failing=now_failing, no_longer_failing=no_longer)
 
@@ -222,6 +229,8 @@ def _recorded_replies(*, head: int, tail: int, limit: int):
             reply_length=Length("final_text"),
             reply_head=Left("final_text", keep),
             reply_tail=Right("final_text", tail + 1),
+            agent_failed=Case(When(completion__agentResult__failed=True, then=Value(True)),
+                              default=Value(False), output_field=BooleanField()),
         )
         .order_by("-ended_at", "-id")[:limit]
     )

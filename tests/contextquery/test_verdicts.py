@@ -156,6 +156,14 @@ def test_editing_a_pattern_lists_the_replies_it_would_no_longer_fail(flagged, ma
     assert trial.now_failing == []
 
 
+def test_an_edit_is_not_listed_when_the_agent_itself_reported_the_failure(record, marker):
+    visit = record(CHAIN).visit("A", final_text=f"{MARKER}: upstream said no",
+                                agent_result={"failed": True, "failureReason": "rate_limit"})
+    assert visit.matched_pattern == marker
+    trial = verdicts.pattern_draft_trial(pattern_text="zebra-crossing outage", pattern=marker)
+    assert trial.no_longer_failing == []
+
+
 def test_an_edit_is_not_listed_when_another_pattern_still_catches_the_reply(flagged, marker):
     PatternFactory(name="Upstream refusal", pattern="upstream said no")
     trial = verdicts.pattern_draft_trial(pattern_text="zebra-crossing outage", pattern=marker)
