@@ -100,7 +100,8 @@ class ContextQueryView(APIView):
         token = tokens.token_authenticate(raw=request.META.get(_TOKEN_META_KEY))
         self._token = token
         granted = queries.query_budget_take(visit_id=token.visit_id)
-        tokens.tokens_touch(visit=token.visit_id)
+        if tokens.token_touch_due(token):
+            tokens.tokens_touch(visit=token.visit_id)
         raw = request.body
         body = parse_json_bytes(raw) if raw.strip() else {}
         if not isinstance(body, dict):
