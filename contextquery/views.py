@@ -13,10 +13,8 @@ that works without JavaScript, every recorded text escaped by the templates.
 from __future__ import annotations
 
 import json
-from functools import wraps
 
 from django.contrib import messages
-from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.db.models import Count, Q
@@ -25,15 +23,24 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_POST
 
 from contextquery import graph_layout, ingest, verdicts
 from contextquery.admin import HASH_PREFIX_CHARS, token_state
 from contextquery.filters import RunFilter, VisitFilter
-from contextquery.models import LogType, RunMode, RunStatus, Visit, VisitStatus, WorkflowRun
+from contextquery.models import (
+    LogType,
+    RunMode,
+    RunStatus,
+    Visit,
+    VisitStatus,
+    WorkflowRun,
+)
 from contextquery.paths import visit_node_of
 from patterns.models import HermesErrorPattern
 from project.errors import Conflict, Forbidden, Invalid, NotFound
+from project.pages import staff_page
 
 PAGE_SIZE = 50
 #: JSON or text longer than this is folded in a closed <details>.
@@ -46,18 +53,7 @@ INLINE_CHARS = 100_000
 LOG_DETAIL_CHARS = 5_000
 
 
-def staff_required(view):
-    """Anonymous → the login page with ``?next=``; a logged-in non-staff user → 403."""
-
-    @wraps(view)
-    def wrapper(request, *args, **kwargs):
-        if not request.user.is_authenticated:
-            return redirect_to_login(request.get_full_path())
-        if not request.user.is_staff:
-            raise PermissionDenied(_("The run pages are for staff users."))
-        return view(request, *args, **kwargs)
-
-    return wrapper
+staff_required = staff_page(gettext_lazy("The run pages are for staff users."))
 
 
 def _run_or_404(run_id: str) -> WorkflowRun:

@@ -1,16 +1,14 @@
 """The pattern pages under /patterns/ (SPEC §3.5): staff only, plain HTML forms
 with CSRF, no JavaScript needed. Every change goes through ``patterns.changes``."""
 
-from functools import wraps
 
 from django.contrib import messages
-from django.contrib.auth.views import redirect_to_login
-from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods, require_POST
 
 from contextquery import verdicts
@@ -20,22 +18,12 @@ from patterns.filters import PatternFilter
 from patterns.forms import PatternForm, TryReplyForm
 from patterns.models import Category, HermesErrorPattern, PatternChange
 from project.errors import Conflict, Invalid
+from project.pages import staff_page
 
 PAGE_SIZE = 50
 
 
-def staff_required(view):
-    """Anonymous → the login page with ``?next=``; a logged-in non-staff user → 403."""
-
-    @wraps(view)
-    def wrapper(request, *args, **kwargs):
-        if not request.user.is_authenticated:
-            return redirect_to_login(request.get_full_path())
-        if not request.user.is_staff:
-            raise PermissionDenied(_("The pattern pages are for staff users."))
-        return view(request, *args, **kwargs)
-
-    return wrapper
+staff_required = staff_page(gettext_lazy("The pattern pages are for staff users."))
 
 
 def _who(request) -> dict:
