@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import json
+import os
 import random
 import secrets
 import string
@@ -26,6 +27,8 @@ from tests.hardening.conftest import Api, envelope, run_with_visit
 pytestmark = pytest.mark.slow
 
 TEN_MB = 10 * 1024 * 1024
+#: Random tokens per scheme: 5,000 API and 5,000 context tokens in CI; ``make soak`` sends 10,000 of each.
+RANDOM_TOKENS = int(os.environ.get("HARDENING_RANDOM_TOKENS", "5000"))
 
 
 def write_targets(server, creds) -> list[tuple[str, str, dict]]:
@@ -168,7 +171,7 @@ def _random_tokens(count: int, rng: random.Random) -> list[str]:
     shapes = [
         lambda: secrets.token_hex(24),
         lambda: secrets.token_hex(32),
-        lambda: "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 300))),
+        lambda: "t" + "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 300))),
         lambda: secrets.token_hex(rng.randint(1, 64)).upper(),
         lambda: "x" + " " * rng.randint(1, 5),
         lambda: secrets.token_hex(24) + "\t" + secrets.token_hex(2),
@@ -177,11 +180,11 @@ def _random_tokens(count: int, rng: random.Random) -> list[str]:
 
 
 @pytest.mark.parametrize("scheme", ["api token", "context token"])
-def test_ten_thousand_random_tokens_are_all_401(shared_server, scheme):
+def test_thousands_of_random_tokens_are_all_401(shared_server, scheme):
     server, db, creds = shared_server
     live = run_with_visit(Api(server, creds["engineToken"]))
     rng = random.Random(8)
-    tokens = _random_tokens(10_000, rng)
+    tokens = _random_tokens(RANDOM_TOKENS, rng)
     reads_before = db.scalar("SELECT COUNT(*) FROM contextquery_contextread")
     if scheme == "api token":
         path, body = "/api/runs", {"graph": {"nodes": [{"id": "A"}], "edges": []}}
@@ -215,12 +218,9 @@ def test_ten_thousand_random_tokens_are_all_401(shared_server, scheme):
     for result in results:
         for key, n in result.items():
             total[key] = total.get(key, 0) + n
-    print(f"\n{scheme}: 10,000 random tokens in {elapsed:.1f} s ({10_000 / elapsed:.0f}/s): {total}")
-    expected_header = "Token" if scheme == "api token" else None
-    assert list(total) == [(401, expected_header, 401)] or (
-        scheme == "context token" and all(k[0] == 401 and k[2] == 401 for k in total)
-    ), total
-    assert sum(total.values()) == 10_000
+    print(f"\n{scheme}: {RANDOM_TOKENS} random tokens in {elapsed:.1f} s ({RANDOM_TOKENS / elapsed:.0f}/s): {total}")
+    assert list(total) == [(401, "Token", 401)], total  # status, WWW-Authenticate, envelope code
+    assert sum(total.values()) == RANDOM_TOKENS
     assert elapsed < 600  # anti-hang bound; the rate is printed above
     assert db.scalar("SELECT COUNT(*) FROM contextquery_workflowrun WHERE created_by_id IS NULL") == 0
     assert db.scalar("SELECT COUNT(*) FROM contextquery_contextread") == reads_before  # no audit without a token
