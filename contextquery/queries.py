@@ -86,8 +86,12 @@ def _scope_rows(run_id: int) -> list[tuple]:
     every visit of the run. Runs the ORM's own SQL but skips its per-row
     converters: a uuid object and a ``json.loads`` per row cost more than the
     query itself at 200 visits; the parent lists are decoded in one call."""
-    query = Visit.objects.filter(run_id=run_id).values_list(
-        "pk", "visit_uuid", "node_id", "sort_order", "parent_uuids", "status", "iter_seq"
+    # order_by(): Visit's default ordering starts with "run", which would join
+    # the run table and sort by its ordering for rows whose order is unused here.
+    query = (
+        Visit.objects.filter(run_id=run_id)
+        .order_by()
+        .values_list("pk", "visit_uuid", "node_id", "sort_order", "parent_uuids", "status", "iter_seq")
     )
     sql, params = query.query.sql_with_params()
     with connection.cursor() as cursor:

@@ -15,6 +15,8 @@ MODULES = [
     "tests.bench.bench_detection",
     "tests.bench.bench_paths",
     "tests.bench.bench_context",
+    "tests.bench.bench_scale",
+    "tests.bench.bench_ingest",
 ]
 
 

@@ -85,3 +85,10 @@ def test_scope_rows_equal_what_the_orm_converts(branches):
     ]
     assert sorted(queries._scope_rows(run.pk)) == sorted(expected)
     assert json.dumps(sorted(queries._scope_rows(run.pk))) == json.dumps(sorted(expected))
+
+
+def test_the_scope_query_reads_the_visit_table_alone(flyback):
+    with CaptureQueriesContext(connection) as captured:
+        queries._scope_rows(flyback.run.pk)
+    (query,) = captured.captured_queries
+    assert "contextquery_workflowrun" not in query["sql"] and "ORDER BY" not in query["sql"]
