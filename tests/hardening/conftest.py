@@ -199,7 +199,8 @@ class Server:
         with open(self.log, "wb") as log:
             self.proc = subprocess.Popen(
                 [GUNICORN, "project.wsgi", "--bind", "127.0.0.1:0", "--workers", str(self.workers),
-                 "--no-control-socket", "--timeout", "60", "--graceful-timeout", "3"],
+                 "--no-control-socket", "--timeout", "60", "--graceful-timeout", "3",
+                 "--access-logfile", "-", "--access-logformat", "ACCESS %(p)s %(m)s %(U)s %(s)s"],
                 cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
             )
         deadline = time.monotonic() + timeout
@@ -213,9 +214,9 @@ class Server:
                 time.sleep(0.05)
         while True:
             try:
-                if requests.get(self.url + "/healthz", timeout=5).status_code in (200, 503):
+                if requests.get(self.url + "/healthz", timeout=10).status_code in (200, 503):
                     return self
-            except requests.ConnectionError:
+            except requests.RequestException:
                 pass
             if time.monotonic() > deadline:
                 raise AssertionError(f"gunicorn did not answer:\n{self.log.read_text(errors='replace')[-4000:]}")
@@ -224,6 +225,14 @@ class Server:
     def worker_pids(self) -> set[int]:
         """Pids of the workers the log says were booted."""
         return {int(p) for p in re.findall(r"Booting worker with pid: (\d+)", self.log.read_text(errors="replace"))}
+
+    def answered_by(self, path: str) -> dict[int, int]:
+        """``{worker pid: requests}`` of the access log lines for ``path``."""
+        counts: dict[int, int] = {}
+        for pid, url in re.findall(r"ACCESS <(\d+)> \S+ (\S+) \d+", self.log.read_text(errors="replace")):
+            if url.rstrip("/") == path.rstrip("/"):
+                counts[int(pid)] = counts.get(int(pid), 0) + 1
+        return counts
 
     def kill9(self) -> None:
         """SIGKILL to the master and every worker at once (a crash, no clean-up)."""
