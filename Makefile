@@ -39,7 +39,9 @@ test: install-dev
 bench: install-dev
 	$(BIN)/python -m tests.bench.run
 
+# 10,000 runs × 200 visits need PostgreSQL (DATABASE_URL); BENCH_SCALE_RUNS lowers the count.
 bench-scale: install-dev
+	@case "$$DATABASE_URL" in postgres*) ;; *) echo "bench-scale: DATABASE_URL is not PostgreSQL; the scale bench writes 50 runs only.";; esac
 	$(BIN)/python -m tests.bench.run --scale
 
 # The agent side end to end on a throw-away SQLite Hermes Ops: a real
