@@ -2,9 +2,11 @@
 status codes, body rules, trailing slash, pagination, auth order, CSRF, OpenAPI."""
 
 import json
+import re
 
 import pytest
-from django.test import override_settings
+from django.core.management import call_command
+from django.test import Client, override_settings
 from rest_framework.test import APIClient
 
 from patterns.models import HermesErrorPattern
@@ -180,3 +182,19 @@ def test_the_openapi_schema_lists_the_pattern_operations_with_the_envelope(user_
 def test_the_swagger_ui_loads(client):
     response = client.get("/api/docs/")
     assert response.status_code == 200 and b"swagger" in response.content.lower()
+
+
+@pytest.mark.slow
+def test_the_swagger_ui_and_its_assets_are_served_locally_after_collectstatic(client, tmp_path):
+    page = client.get("/api/docs/").content.decode()
+    assert not re.search(r"(?:https?:)?//[\w.-]+\.\w", page), "the docs page names an external host"
+    assets = re.findall(r'(?:src|href)="([^"]+)"', page)
+    scripts = [url for url in assets if url.endswith(".js")]
+    assert scripts and all(url.startswith("/static/") for url in assets)
+    with override_settings(STATIC_ROOT=tmp_path):
+        call_command("collectstatic", "--no-input", verbosity=0)
+        fresh = Client()  # whitenoise indexes STATIC_ROOT when its middleware is built
+        for url in scripts:
+            response = fresh.get(url)
+            assert response.status_code == 200, url
+            assert b"".join(response.streaming_content if response.streaming else [response.content])
