@@ -8,7 +8,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext_lazy, ngettext
 from django.views.decorators.http import require_http_methods, require_POST
 
 from contextquery import verdicts
@@ -56,6 +56,19 @@ def try_reply(text: str) -> dict:
     start, end = found.span
     return {"found": found, "category_label": Category(found.category).label if found.category in Category.values
             else found.category, "before": text[:start], "match": text[start:end], "after": text[end:]}
+
+
+def reset_summary(result: changes.ResetResult) -> str:
+    """The banner after "Reset to defaults", each count with its own plural form."""
+    deleted = ngettext("%(count)d custom pattern deleted", "%(count)d custom patterns deleted", result.deleted)
+    restored = ngettext("%(count)d built-in restored", "%(count)d built-ins restored", result.restored)
+    inserted = ngettext("%(count)d missing built-in re-installed", "%(count)d missing built-ins re-installed",
+                        result.inserted)
+    return _("Reset to defaults: %(deleted)s, %(restored)s, %(inserted)s.") % {
+        "deleted": deleted % {"count": result.deleted},
+        "restored": restored % {"count": result.restored},
+        "inserted": inserted % {"count": result.inserted},
+    }
 
 
 def history_rows(changes_qs) -> list[dict]:
@@ -198,9 +211,7 @@ def patterns_reset(request):
     """Reset to defaults: a confirmation page first (works without JavaScript)."""
     if request.method == "POST":
         result = changes.patterns_reset(**_who(request))
-        messages.success(request, _(
-            "Reset to defaults: %(deleted)s custom patterns deleted, %(restored)s built-ins restored, "
-            "%(inserted)s re-installed.") % result.as_dict())
+        messages.success(request, reset_summary(result))
         return redirect("patterns:list")
     custom_count = HermesErrorPattern.objects.filter(is_built_in=False).count()
     return render(request, "patterns/confirm_reset.html", {"custom_count": custom_count})

@@ -179,6 +179,25 @@ def test_confirmed_reset_restores_the_defaults(staff_browser, custom):
     assert set(HermesErrorPattern.objects.values_list("key", flat=True)) >= {d["key"] for d in BUILTINS}
 
 
+def test_the_reset_banner_uses_the_singular_for_one_of_each(staff_browser, custom):
+    HermesErrorPattern.objects.filter(key=BUILTINS[0]["key"]).update(enabled=False)
+    HermesErrorPattern.objects.filter(key=BUILTINS[1]["key"]).delete()
+    page = staff_browser.post("/patterns/reset/", follow=True).content.decode()
+    assert ("Reset to defaults: 1 custom pattern deleted, 1 built-in restored, 1 missing built-in re-installed."
+            in page)
+
+
+def test_the_reset_banner_uses_the_plural_for_none(staff_browser):
+    page = staff_browser.post("/patterns/reset/", follow=True).content.decode()
+    assert ("Reset to defaults: 0 custom patterns deleted, 0 built-ins restored, 0 missing built-ins re-installed."
+            in page)
+
+
+def test_the_reset_banner_is_shown_in_chinese(staff_browser, custom):
+    page = staff_browser.post("/patterns/reset/", follow=True, HTTP_ACCEPT_LANGUAGE="zh-Hans").content.decode()
+    assert "已恢复默认：删除 1 个自定义模式，恢复 0 个内置模式，重新安装 0 个缺失的内置模式。" in page
+
+
 # --- Try a reply ----------------------------------------------------------------------------
 
 
