@@ -19,6 +19,7 @@ import json
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, JsonResponse
+from django.utils import translation
 from rest_framework import exceptions, status
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.parsers import BaseParser
@@ -199,6 +200,28 @@ def error_response(status_code: int, message: str, data=None, headers=None) -> R
     return response
 
 
+def _not_found_message(exc: Http404, view) -> str:
+    """The sentence of a 404 raised by ``get_object_or_404`` in a DRF view.
+
+    Django's own text names the model class ("No HermesErrorPattern matches the
+    given query.") and DRF's names nothing, so a generic view's lookup becomes
+    "No error pattern with id 12." (the model's verbose name, ``id`` for a
+    primary-key lookup, else the lookup field). Any other ``Http404`` keeps
+    its message.
+    """
+    message = str(exc)
+    lookup_field = getattr(view, "lookup_field", None)
+    lookup = getattr(view, "lookup_url_kwarg", None) or lookup_field
+    value = (getattr(view, "kwargs", None) or {}).get(lookup)
+    if value is not None and hasattr(view, "get_queryset"):
+        meta = view.get_queryset().model._meta
+        if not message or message == f"No {meta.object_name} matches the given query.":
+            with translation.override("en"):  # the API's sentences are English
+                label = "id" if lookup_field in {"pk", "id"} else lookup_field
+                return f"No {meta.verbose_name} with {label} {value}."
+    return message or "Not found."
+
+
 def exception_handler(exc, context):
     """Map every error to the envelope (SPEC §2). Unknown exceptions propagate
     (a real server error), everything caused by the request is a 4xx."""
@@ -211,7 +234,7 @@ def exception_handler(exc, context):
         data = {"errors": exc.errors} if exc.errors else None
         return error_response(exc.status, exc.message, data, headers)
     if isinstance(exc, Http404):
-        return error_response(404, str(exc) if str(exc) else "Not found.")
+        return error_response(404, _not_found_message(exc, (context or {}).get("view")))
     if isinstance(exc, PermissionDenied):
         return error_response(403, str(exc) or "You do not have permission to perform this action.")
     if isinstance(exc, exceptions.ValidationError):

@@ -133,6 +133,15 @@ def test_an_unknown_id_is_a_404_on_every_write_route(staff_client, route):
     assert staff_client.post(f"{URL}/999999/{route}", {}, format="json").status_code == 404
 
 
+@pytest.mark.parametrize("method, suffix", [("get", ""), ("post", "/toggle"), ("delete", "")])
+def test_a_deleted_pattern_is_a_404_that_names_the_pattern_and_its_id(staff_client, custom, method, suffix):
+    gone = custom.pk
+    custom.delete()
+    response = getattr(staff_client, method)(f"{URL}/{gone}{suffix}")
+    assert response.status_code == 404
+    assert body(response)["message"] == f"No error pattern with id {gone}."
+
+
 # --- edit -------------------------------------------------------------------------------
 
 
