@@ -58,6 +58,8 @@ class TryReplyForm(forms.Form):
 
     text = forms.CharField(
         label=_("Reply"),
+        # An empty reply is a verdict too (FAILED, SPEC §4.4 step 6), not a form error.
+        required=False,
         max_length=TRY_MAX_CHARS,
         strip=False,
         widget=forms.Textarea(attrs={"rows": 5, "placeholder": _("Paste an agent reply here")}),

@@ -49,7 +49,13 @@ def _apply_errors(form, error: Invalid | Conflict) -> None:
 
 
 def try_reply(text: str) -> dict:
-    """The verdict for ``text`` with the text split around the match for ``<mark>``."""
+    """The verdict for ``text`` with the text split around the match for ``<mark>``.
+
+    A blank reply is FAILED whatever the patterns say (SPEC §4.4 step 6), so it
+    comes back with ``blank`` set and the category ``incomplete``."""
+    if not text.strip():
+        return {"found": None, "blank": True, "category_label": Category.INCOMPLETE.label,
+                "before": text, "match": "", "after": ""}
     found = detect(text)
     if found is None:
         return {"found": None, "before": text, "match": "", "after": ""}

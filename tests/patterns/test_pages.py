@@ -215,6 +215,20 @@ def test_try_a_reply_says_when_nothing_matches(staff_browser):
     assert "<mark>" not in response.content.decode()
 
 
+@pytest.mark.parametrize("blank", ["   \n\t ", ""])
+def test_try_a_blank_reply_says_it_is_a_failure_not_a_success(staff_browser, blank):
+    response = staff_browser.post("/patterns/try/", {"text": blank})
+    page = response.content.decode()
+    assert response.status_code == 200 and response.context["result"]["blank"]
+    assert "counts as a success" not in page and "This reply is an error." in page
+    assert "empty agent reply" in page and "Category: Incomplete" in page and 'class="result is-error"' in page
+
+
+def test_try_a_blank_reply_is_explained_in_chinese(staff_browser):
+    page = staff_browser.post("/patterns/try/", {"text": " "}, HTTP_ACCEPT_LANGUAGE="zh-Hans").content.decode()
+    assert "空白的智能体回复" in page and "未完成" in page
+
+
 def test_try_a_reply_escapes_the_reply(staff_browser):
     PatternFactory(pattern="kaboom", priority=1)
     page = staff_browser.post("/patterns/try/", {"text": f"{SCRIPT} kaboom {SCRIPT}"}).content.decode()
