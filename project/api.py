@@ -28,13 +28,25 @@ from rest_framework.response import Response
 
 from project import errors
 
+#: The ``data.errors`` key of a problem with the whole body rather than one field.
+NON_FIELD_ERRORS = "nonFieldErrors"
+
 
 class UnprocessableEntity(exceptions.APIException):
-    """422 raised below the serializer layer (parser, pagination)."""
+    """422 raised below the serializer layer (parser, pagination).
+
+    ``errors`` maps field paths (``text``, ``logs[0].message``, ``pageSize``,
+    ``nonFieldErrors``) to messages; the exception handler sends it as
+    ``data.errors``, as every 422 carries (SPEC §2).
+    """
 
     status_code = 422
     default_detail = "The request body is not acceptable."
     default_code = "unprocessable"
+
+    def __init__(self, detail: str, *, field: str = NON_FIELD_ERRORS):
+        super().__init__(detail)
+        self.errors = {field: [str(detail)]}
 
 
 class PayloadTooLarge(exceptions.APIException):
@@ -47,30 +59,35 @@ class PayloadTooLarge(exceptions.APIException):
         super().__init__(f"The request body is larger than the limit of {settings.MAX_BODY_BYTES} bytes.")
 
 
-def json_problems(value, *, max_depth: int) -> str | None:
-    """Return a sentence describing why parsed JSON ``value`` is refused, or None.
+def json_problems(value, *, max_depth: int) -> tuple[str, str] | None:
+    """Why parsed JSON ``value`` is refused: ``(field, sentence)``, or None.
 
-    Checks nesting (containers deeper than ``max_depth``) and NUL characters in
-    keys or strings, which PostgreSQL cannot store (SPEC §2). Iterative, so a
-    hostile document cannot exhaust the stack.
+    Checks nesting (containers deeper than ``max_depth``; field
+    ``nonFieldErrors``) and NUL characters in keys or strings, which
+    PostgreSQL cannot store (SPEC §2); the field is the path of the string
+    (``text``, ``logs[0].message``) or of the object holding the key.
+    Iterative, so a hostile document cannot exhaust the stack.
     """
+    too_deep = (NON_FIELD_ERRORS, f"The JSON body is nested deeper than {max_depth} levels.")
     stack = [(value, 1, "")]
     while stack:
         item, depth, where = stack.pop()
         if isinstance(item, dict):
             if depth > max_depth:
-                return f"The JSON body is nested deeper than {max_depth} levels."
+                return too_deep
             for key, child in item.items():
                 if "\x00" in key:
-                    return f"A key at '{where or '$'}' contains a NUL character, which is not allowed."
+                    return (where or NON_FIELD_ERRORS,
+                            f"A key at '{where or '$'}' contains a NUL character, which is not allowed.")
                 stack.append((child, depth + 1, f"{where}.{key}" if where else key))
         elif isinstance(item, list):
             if depth > max_depth:
-                return f"The JSON body is nested deeper than {max_depth} levels."
+                return too_deep
             for index, child in enumerate(item):
                 stack.append((child, depth + 1, f"{where}[{index}]"))
         elif isinstance(item, str) and "\x00" in item:
-            return f"The field '{where or '$'}' contains a NUL character, which is not allowed."
+            return (where or NON_FIELD_ERRORS,
+                    f"The field '{where or '$'}' contains a NUL character, which is not allowed.")
     return None
 
 
@@ -99,7 +116,8 @@ def parse_json_bytes(raw: bytes):
         raise exceptions.ParseError(f"The request body is not valid JSON: {exc}.") from None
     problem = json_problems(value, max_depth=settings.MAX_JSON_DEPTH)
     if problem:
-        raise UnprocessableEntity(problem)
+        field, sentence = problem
+        raise UnprocessableEntity(sentence, field=field)
     return value
 
 
@@ -250,7 +268,8 @@ def exception_handler(exc, context):
             headers["Retry-After"] = str(int(exc.wait))
         detail = exc.detail
         message = str(detail) if not isinstance(detail, (dict, list)) else _first_message(detail)
-        return error_response(status_code, message, None, headers)
+        data = {"errors": exc.errors} if isinstance(exc, UnprocessableEntity) else None
+        return error_response(status_code, message, data, headers)
     return None
 
 
@@ -271,7 +290,9 @@ class Pagination(PageNumberPagination):
         except ValueError:
             size = 0
         if not 1 <= size <= self.max_page_size:
-            raise UnprocessableEntity(f"pageSize must be an integer from 1 to {self.max_page_size}, not {raw!r}.")
+            raise UnprocessableEntity(
+                f"pageSize must be an integer from 1 to {self.max_page_size}, not {raw!r}.", field="pageSize"
+            )
         return size
 
     def get_paginated_response_schema(self, schema):

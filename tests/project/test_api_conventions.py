@@ -63,10 +63,29 @@ def test_a_nul_character_is_422_and_stores_nothing(staff_client):
     assert HermesErrorPattern.objects.count() == count
 
 
+@pytest.mark.parametrize("payload, field", [
+    (b'{"text": "a\\u0000b"}', "text"),
+    (b'{"text": "ok", "logs": [{"type": "TEXT", "message": "a\\u0000b"}]}', "logs[0].message"),
+    (b'{"text": "ok", "extra": {"a\\u0000b": 1}}', "extra"),
+    (b'"a\\u0000b"', "nonFieldErrors"),
+])
+def test_a_nul_character_is_a_422_whose_errors_name_the_field_path(staff_client, payload, field):
+    body = envelope(raw_post(staff_client, f"{URL}/detect", payload))
+    assert body["code"] == 422 and "NUL" in body["message"]
+    assert list(body["data"]["errors"]) == [field] and "NUL" in body["data"]["errors"][field][0]
+
+
 def test_nesting_deeper_than_64_is_422(staff_client):
     deep = "[" * 65 + "]" * 65
     response = raw_post(staff_client, URL, f'{{"name": "x", "pattern": "y", "extra": {deep}}}'.encode())
     assert response.status_code == 422 and "64" in envelope(response)["message"]
+
+
+@pytest.mark.parametrize("depth", [65, 100_000])
+def test_nesting_too_deep_is_a_422_with_a_non_field_error(staff_client, depth):
+    body = envelope(raw_post(staff_client, f"{URL}/detect", ("[" * depth + "]" * depth).encode()))
+    assert body["code"] == 422 and list(body["data"]["errors"]) == ["nonFieldErrors"]
+    assert "64" in body["data"]["errors"]["nonFieldErrors"][0]
 
 
 def test_nesting_of_64_is_accepted_by_the_parser(staff_client):
@@ -114,6 +133,7 @@ def test_the_default_page_size_is_50(user_client):
 def test_a_bad_page_size_is_422(user_client, size):
     response = user_client.get(URL, {"pageSize": size})
     assert response.status_code == 422 and "pageSize" in envelope(response)["message"]
+    assert list(envelope(response)["data"]["errors"]) == ["pageSize"]
 
 
 def test_a_page_beyond_the_end_is_404(user_client):
