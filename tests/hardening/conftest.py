@@ -107,7 +107,7 @@ class Database:
         done = subprocess.run(
             [sys.executable, *args],
             cwd=ROOT,
-            env=process_env(self.var_dir, **self.env, **(env or {})),
+            env=process_env(self.var_dir, **{**self.env, **(env or {})}),
             capture_output=True,
             text=True,
             timeout=timeout,
@@ -195,7 +195,7 @@ class Server:
     def start(self, *, timeout: float = 60) -> "Server":
         self.starts += 1
         self.log = self.log_dir / f"gunicorn-{id(self)}-{self.starts}.log"
-        env = process_env(self.database.var_dir, **self.database.env, **self.extra_env)
+        env = process_env(self.database.var_dir, **{**self.database.env, **self.extra_env})
         with open(self.log, "wb") as log:
             self.proc = subprocess.Popen(
                 [GUNICORN, "project.wsgi", "--bind", "127.0.0.1:0", "--workers", str(self.workers),
@@ -306,17 +306,16 @@ class TcpProxy:
 
     def cut(self) -> None:
         """Refuse new connections and reset the open ones, as a stopped server does."""
+        # shutdown() first: close() alone does not wake a thread blocked in accept() or recv().
         listener, self._listener = self._listener, None
-        if listener is not None:
-            listener.close()
         with self._lock:
-            sockets, self._open = list(self._open), set()
+            sockets, self._open = [s for s in (listener,) if s] + list(self._open), set()
         for sock in sockets:
-            try:
-                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
-                sock.close()
-            except OSError:
-                pass
+            for step in (lambda: sock.shutdown(socket.SHUT_RDWR), sock.close):
+                try:
+                    step()
+                except OSError:
+                    pass
 
     def _accept(self, listener: socket.socket) -> None:
         while True:

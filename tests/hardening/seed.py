@@ -2,13 +2,17 @@
 
 ``python -m tests.hardening.seed`` with the server's environment
 (``DATABASE_URL`` or ``SQLITE_PATH``) creates a superuser, a staff user, a
-plain user and an engine client, each with a knox API token, and prints
+plain user (password ``PASSWORD``) and an engine client, each with a knox
+API token, and prints
 ``{"superToken", "staffToken", "userToken", "engineToken"}``. The tokens are
 made through the same commands and models operators use.
 """
 
 import json
 import os
+
+#: The password of every seeded user (hard-super, hard-staff, hard-user), for page logins.
+PASSWORD = "hardening-password-1"
 
 
 def main() -> None:
@@ -29,6 +33,8 @@ def main() -> None:
         ("userToken", {"username": "hard-user"}),
     ):
         user, _ = users.objects.get_or_create(**fields)
+        user.set_password(PASSWORD)
+        user.save(update_fields=["password"])
         out[key] = AuthToken.objects.create(user=user)[1]
     name = "hard-engine"
     engine = users.objects.filter(username=name).first()
