@@ -43,6 +43,16 @@ class PatternForm(forms.ModelForm):
                 self.fields[name].disabled = True
                 self.fields[name].help_text = _("Read-only on a built-in pattern; copy it to make an editable one.")
 
+    def trial_pattern(self) -> str | None:
+        """The pattern text for "Try against recorded replies", or None when it
+        is missing or refused (the error is then on the pattern field). A trial
+        needs only the pattern, so the other fields' errors are dropped: an
+        empty name must not block trying a draft."""
+        errors = self.errors
+        for name in [name for name in errors if name != "pattern"]:
+            del errors[name]
+        return None if "pattern" in errors else self.cleaned_data["pattern"]
+
     def clean_pattern(self):
         value = self.cleaned_data["pattern"]
         if not self.fields["pattern"].disabled:

@@ -166,10 +166,10 @@ def pattern_trial(request, pk=None):
     nothing saved."""
     pattern = get_object_or_404(HermesErrorPattern, pk=pk) if pk is not None else None
     form = PatternForm(request.POST, instance=HermesErrorPattern.objects.get(pk=pk) if pattern else None)
-    form.is_valid()
+    pattern_text = form.trial_pattern()
     trial = None
-    if "pattern" not in form.errors:
-        trial = verdicts.pattern_draft_trial(pattern_text=form.cleaned_data["pattern"], pattern=pattern)
+    if pattern_text is not None:
+        trial = verdicts.pattern_draft_trial(pattern_text=pattern_text, pattern=pattern)
     return render(request, "patterns/form.html", {"form": form, "pattern": pattern, "trial": trial})
 
 

@@ -440,6 +440,20 @@ def test_a_draft_that_does_not_compile_shows_the_form_error(ops):
     assert "does not compile" in page and 'id="draft-trial"' not in page
 
 
+def test_a_draft_is_tried_without_a_name_or_any_other_field(ops, record):
+    record(CHAIN).visit("A", final_text="The quarterly sources agree.")
+    response = ops.post("/patterns/trial/", {"pattern": "sources agree", "trial": ""})
+    page = html(response)
+    assert 'id="draft-trial"' in page and "1 would now fail" in page
+    assert "This field is required." not in page and not response.context["form"].errors
+
+
+def test_an_empty_draft_is_refused_on_the_pattern_field_alone(ops):
+    response = ops.post("/patterns/trial/", {"name": "", "pattern": "", "trial": ""})
+    assert list(response.context["form"].errors) == ["pattern"]
+    assert 'id="draft-trial"' not in html(response)
+
+
 def test_the_pattern_form_offers_the_trial_button(ops, marker):
     page = html(ops.get(f"/patterns/{marker.pk}/edit/"))
     assert f'formaction="/patterns/{marker.pk}/trial/"' in page
