@@ -31,7 +31,7 @@ _LABELS = [
     (r'FROM "contextquery_visitlog"', "logs of a visit"),
     (r'FROM "contextquery_visit" WHERE "contextquery_visit"."run_id" =', "visits of a run (scope)"),
     (r'FROM "contextquery_visit" WHERE "contextquery_visit"."id" =', "visit output by key"),
-    (r'FROM "contextquery_visit" WHERE "contextquery_visit"."visit_uuid" =', "visit by uuid"),
+    (r'WHERE "contextquery_visit"."visit_uuid" =', "visit by uuid"),
 ]
 
 
