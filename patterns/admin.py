@@ -3,6 +3,10 @@ enable/disable actions with history, built-ins undeletable with a read-only
 name and pattern. Every save and delete goes through ``patterns.changes``."""
 
 from django.contrib import admin, messages
+from django.contrib.admin.actions import delete_selected as django_delete_selected
+from django.contrib.admin.utils import unquote
+from django.shortcuts import redirect
+from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
@@ -38,7 +42,7 @@ class HermesErrorPatternAdmin(admin.ModelAdmin):
     list_filter = ["enabled", "is_built_in", "category", "retryable"]
     search_fields = ["name", "pattern", "description", "key"]
     ordering = ["priority", "id"]
-    actions = ["enable_selected", "disable_selected"]
+    actions = ["delete_selected", "enable_selected", "disable_selected"]
     inlines = [PatternChangeInline]
     readonly_fields = ["key", "is_built_in", "hit_count", "last_hit_at", "created_at", "updated_at"]
 
@@ -55,6 +59,33 @@ class HermesErrorPatternAdmin(admin.ModelAdmin):
 
     def _who(self, request) -> dict:
         return {"actor": request.user, "via": "admin"}
+
+    def _refuse_built_ins(self, request, names: list[str]) -> None:
+        # Without this, Django's confirmation page reports a missing permission
+        # "to delete related objects", which even a superuser cannot act on.
+        text = ngettext(
+            "Built-in patterns cannot be deleted; disable it instead: %(names)s.",
+            "Built-in patterns cannot be deleted; disable them instead: %(names)s.",
+            len(names),
+        )
+        self.message_user(request, text % {"names": ", ".join(f"“{name}”" for name in names)}, messages.ERROR)
+
+    @admin.action(description=_("Delete selected patterns"), permissions=["delete"])
+    def delete_selected(self, request, queryset):
+        """Django's delete action (confirmation page included), refused with a
+        message naming them when the selection holds a built-in (SPEC §3.2)."""
+        built_ins = list(queryset.filter(is_built_in=True).order_by("name").values_list("name", flat=True))
+        if built_ins:
+            self._refuse_built_ins(request, built_ins)
+            return None
+        return django_delete_selected(self, request, queryset)
+
+    def delete_view(self, request, object_id, extra_context=None):
+        target = self.get_object(request, unquote(object_id))
+        if target is not None and target.is_built_in:
+            self._refuse_built_ins(request, [target.name])
+            return redirect(reverse("admin:patterns_hermeserrorpattern_change", args=[target.pk]))
+        return super().delete_view(request, object_id, extra_context)
 
     def save_model(self, request, obj, form, change):
         values = {name: form.cleaned_data[name] for name in changes.EDITABLE_FIELDS if name in form.cleaned_data}

@@ -5,7 +5,7 @@ import pytest
 from django.test import Client
 
 from patterns.models import HermesErrorPattern, PatternChange
-from tests.factories import PatternFactory
+from tests.factories import BuiltInPatternFactory, PatternFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -73,17 +73,39 @@ def test_a_built_in_name_and_pattern_are_read_only(admin_browser, built_in):
     assert built_in.name != "Renamed" and built_in.pattern != "x"
 
 
+def refusal(response) -> list[str]:
+    return [str(m) for m in response.context["messages"] if m.level_tag == "error"]
+
+
 def test_a_built_in_cannot_be_deleted_in_the_admin(admin_browser, built_in):
-    response = admin_browser.post(f"{CHANGELIST}{built_in.pk}/delete/", {"post": "yes"})
-    assert response.status_code == 403
+    response = admin_browser.post(f"{CHANGELIST}{built_in.pk}/delete/", {"post": "yes"}, follow=True)
+    assert response.redirect_chain == [(f"{CHANGELIST}{built_in.pk}/change/", 302)]
+    assert refusal(response) == [f"Built-in patterns cannot be deleted; disable it instead: “{built_in.name}”."]
     assert HermesErrorPattern.objects.filter(pk=built_in.pk).exists()
 
 
-def test_bulk_delete_with_a_built_in_selected_deletes_nothing(admin_browser, built_in, custom):
+@pytest.mark.parametrize("confirmed", [{}, {"post": "yes"}])
+def test_bulk_delete_with_a_built_in_selected_names_it_and_deletes_nothing(admin_browser, built_in, custom,
+                                                                           confirmed):
     response = admin_browser.post(CHANGELIST, {
-        "action": "delete_selected", "_selected_action": [built_in.pk, custom.pk], "post": "yes"})
-    assert response.status_code == 403
+        "action": "delete_selected", "_selected_action": [built_in.pk, custom.pk], **confirmed}, follow=True)
+    assert response.status_code == 200 and response.redirect_chain == [(CHANGELIST, 302)]
+    assert refusal(response) == [f"Built-in patterns cannot be deleted; disable it instead: “{built_in.name}”."]
+    assert "related objects" not in response.content.decode()
     assert HermesErrorPattern.objects.filter(pk__in=[built_in.pk, custom.pk]).count() == 2
+
+
+def test_bulk_delete_of_two_built_ins_names_both_in_chinese(admin_browser, built_in):
+    other = BuiltInPatternFactory(name="Zz second")
+    response = admin_browser.post(CHANGELIST, {"action": "delete_selected", "_selected_action": [built_in.pk, other.pk],
+                                               "post": "yes"}, follow=True, HTTP_ACCEPT_LANGUAGE="zh-Hans")
+    assert refusal(response) == [f"内置模式不能删除，请改为停用：“{built_in.name}”, “Zz second”。"]
+
+
+def test_bulk_delete_of_custom_patterns_asks_first(admin_browser, custom):
+    response = admin_browser.post(CHANGELIST, {"action": "delete_selected", "_selected_action": [custom.pk]})
+    assert response.status_code == 200 and "Are you sure you want to delete" in response.content.decode()
+    assert HermesErrorPattern.objects.filter(pk=custom.pk).exists()
 
 
 def test_bulk_delete_of_custom_patterns_keeps_their_history(admin_browser):
