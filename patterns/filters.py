@@ -8,15 +8,16 @@ from django.utils.translation import gettext_lazy as _
 from django_filters.rest_framework import FilterSet
 
 from patterns.models import Category, HermesErrorPattern
+from project.filters import StrictBooleanFilter
 
 
 class PatternFilter(FilterSet):
-    """Query parameters: ``enabled`` and ``isBuiltIn`` (``true``/``false``),
+    """Query parameters: ``enabled`` and ``isBuiltIn`` (``true``/``false`` or ``1``/``0``),
     ``category`` (one of ``Category``), ``search`` (text, at most 200 characters).
     A bad value is a 422 on the API and a form error on the page."""
 
-    enabled = django_filters.BooleanFilter(label=_("Enabled"))
-    isBuiltIn = django_filters.BooleanFilter(field_name="is_built_in", label=_("Built-in"))
+    enabled = StrictBooleanFilter(label=_("Enabled"))
+    isBuiltIn = StrictBooleanFilter(field_name="is_built_in", label=_("Built-in"))
     category = django_filters.ChoiceFilter(choices=Category.choices, label=_("Category"))
     search = django_filters.CharFilter(method="filter_search", max_length=200, label=_("Search"))
 

@@ -56,6 +56,29 @@ def test_a_bad_filter_value_is_a_422_naming_the_filter(user_client):
     assert "category" in body(response)["data"]["errors"]
 
 
+@pytest.mark.parametrize("param", ["enabled", "isBuiltIn"])
+@pytest.mark.parametrize("value", ["maybe", "yes", "2", "truee"])
+def test_a_boolean_filter_that_is_not_true_or_false_is_a_422_naming_it(user_client, param, value):
+    response = user_client.get(URL, {param: value})
+    assert response.status_code == 422
+    assert list(body(response)["data"]["errors"]) == [param] and param in body(response)["message"]
+
+
+@pytest.mark.parametrize("on, off", [("true", "false"), ("1", "0"), ("TRUE", "False")])
+def test_a_boolean_filter_reads_true_false_and_1_0(user_client, on, off):
+    PatternFactory(enabled=False)
+    enabled = body(user_client.get(URL, {"enabled": on, "pageSize": 500}))["data"]["results"]
+    disabled = body(user_client.get(URL, {"enabled": off, "pageSize": 500}))["data"]["results"]
+    assert enabled and all(r["enabled"] for r in enabled)
+    assert disabled and not any(r["enabled"] for r in disabled)
+
+
+def test_an_empty_boolean_filter_filters_nothing(user_client):
+    PatternFactory(enabled=False)
+    everything = body(user_client.get(URL, {"enabled": "", "pageSize": 500}))["data"]["count"]
+    assert everything == HermesErrorPattern.objects.count()
+
+
 # --- create ---------------------------------------------------------------------------
 
 
