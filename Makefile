@@ -49,5 +49,11 @@ bench-scale: install-dev
 demo: install-dev
 	$(BIN)/python -m contextquery.demo
 
+# The hardening suite, longer: 60 fuzz examples per operation and mode (CI: 6) and
+# 10,000 random tokens per scheme (CI: 5,000). Prints its figures.
+soak: install-dev
+	HARDENING_FUZZ_EXAMPLES=$${HARDENING_FUZZ_EXAMPLES:-60} HARDENING_RANDOM_TOKENS=$${HARDENING_RANDOM_TOKENS:-10000} \
+		$(BIN)/python -m pytest tests/hardening -q -s $(PYTEST_ARGS)
+
 clean:
 	rm -rf $(VENV) var/staticfiles test-output
