@@ -165,7 +165,9 @@ def _run_rows(writer: _Writer, ids: _Ids, rng: random.Random, *, visits: int, pr
     )
     iter_seqs: dict[str, int] = {}
     previous = None
-    logged = {PROBE_LOGGED_SORT_ORDER} if probe else set(rng.sample(range(1, visits + 1), min(FILLER_LOGGED_VISITS, visits)))
+    # The probe's logged visit must be a predecessor: before the last (RUNNING) one.
+    probe_logged = max(1, min(PROBE_LOGGED_SORT_ORDER, visits - 1))
+    logged = {probe_logged} if probe else set(rng.sample(range(1, visits + 1), min(FILLER_LOGGED_VISITS, visits)))
     uuids, pks, node_of = [], [], {}
     for order in range(1, visits + 1):
         node_id = NODES[0] if order == 1 else rng.choice(NODES)
@@ -234,7 +236,7 @@ def _run_rows(writer: _Writer, ids: _Ids, rng: random.Random, *, visits: int, pr
         visit_uuid=uuids[-1],
         output_node=node_of[uuids[-2]],
         field=DOTTED_FIELD,
-        meta_visit_uuid=uuids[PROBE_LOGGED_SORT_ORDER - 1],
+        meta_visit_uuid=uuids[probe_logged - 1],
         visits=visits,
     )
 
@@ -268,8 +270,8 @@ def load_data_write(*, runs: int, visits: int = 200, probe: bool = False, seed: 
     the probe run. Returns the :class:`Probe` or None. ``progress(done, total)``
     is called after each chunk. Raises ``CommandError`` for counts out of range.
     """
-    if runs < 0 or not 1 <= visits <= 100_000:
-        raise CommandError("--runs must be ≥ 0 and --visits between 1 and 100000.")
+    if runs < 0 or not (2 if probe else 1) <= visits <= 100_000:
+        raise CommandError("--runs must be ≥ 0 and --visits between 1 (2 with --probe) and 100000.")
     rng = random.Random(seed)
     done = 0
     found = None
