@@ -6,7 +6,8 @@ slides: ``TOKEN_TTL_SECONDS`` after the last sign of life of its visit (a
 query with it, a log appended, a heartbeat), never later than
 ``TOKEN_MAX_LIFETIME_SECONDS`` after issue. It is revoked at once when its
 visit completes or its run finishes. At most ``MAX_TOKENS_PER_VISIT`` are live
-per visit.
+per visit. Dead rows are purged :data:`TOKEN_PURGE_GRACE` (24 hours) after they
+died, so a finished visit still lists its tokens for a while.
 
 Functions ``ingest`` calls (the agreed contract): :func:`context_query_object`,
 :func:`tokens_touch`, :func:`tokens_revoke_for_visit`, :func:`tokens_revoke_for_run`.
@@ -265,16 +266,25 @@ def tokens_revoke_for_run(*, run: WorkflowRun) -> int:
     return ContextToken.objects.filter(run_id=run.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
 
 
-def tokens_purge(*, now: datetime | None = None) -> int:
-    """Delete expired and revoked token rows (SPEC §4.5). Audit rows belong to
+#: How long a dead token row (expired or revoked) is kept before a purge deletes
+#: it. A visit's tokens die when it completes, so without a grace period a
+#: finished visit's page and the admin would show no tokens at all; ops see
+#: them for a day. A dead row authenticates nothing, so keeping it costs a row.
+TOKEN_PURGE_GRACE = timedelta(hours=24)
+
+
+def tokens_purge(*, now: datetime | None = None, grace: timedelta = TOKEN_PURGE_GRACE) -> int:
+    """Delete token rows that died more than ``grace`` ago (SPEC §4.5): expired,
+    or revoked, at or before ``now - grace`` (default :data:`TOKEN_PURGE_GRACE`,
+    24 hours). Live tokens and recently dead ones stay. Audit rows belong to
     visits and are kept. Returns how many rows were deleted."""
-    now = now or timezone.now()
-    deleted, _ = ContextToken.objects.filter(Q(expires_at__lte=now) | Q(revoked_at__isnull=False)).delete()
+    cutoff = (now or timezone.now()) - grace
+    deleted, _ = ContextToken.objects.filter(Q(expires_at__lte=cutoff) | Q(revoked_at__lte=cutoff)).delete()
     return deleted
 
 
 def tokens_purge_maybe() -> int:
-    """Purge opportunistically, at most once per ``CLEANUP_INTERVAL_SECONDS``
+    """Purge (:func:`tokens_purge`) opportunistically, at most once per ``CLEANUP_INTERVAL_SECONDS``
     across processes that share the cache. Returns how many rows were deleted."""
     if not cache.add(_PURGE_CACHE_KEY, True, timeout=config()["CLEANUP_INTERVAL_SECONDS"]):
         return 0

@@ -263,23 +263,45 @@ def test_a_token_of_an_ended_visit_is_refused_even_before_revocation(running, is
 # --- Purge.
 
 
-def test_purge_deletes_expired_and_revoked_rows_only(running, clock, flyback):
+GRACE = tokens.TOKEN_PURGE_GRACE.total_seconds()
+
+
+def test_purge_deletes_rows_dead_for_longer_than_the_grace_period_only(running, clock, flyback):
     old = tokens.token_issue(visit=running).token
     revoked = tokens.token_issue(visit=flyback.by["C2"]).token
     tokens.token_revoke(visit=flyback.by["C2"], raw=revoked)
-    clock.advance(121)
+    clock.advance(GRACE + 121)
     fresh = tokens.token_issue(visit=running).token
     assert tokens.tokens_purge() == 2
     assert list(ContextToken.objects.values_list("token_hash", flat=True)) == [tokens.token_hash(fresh)]
     assert not alive(old)
 
 
+def test_revoked_and_expired_rows_stay_until_the_grace_period_has_passed(running, clock, flyback):
+    expired = tokens.token_issue(visit=running).record
+    revoked = tokens.token_issue(visit=flyback.by["C2"])
+    tokens.token_revoke(visit=flyback.by["C2"], raw=revoked.token)
+    clock.advance(120 + GRACE - 1)  # expired 1 s short of the grace; revoked 121 s past it
+    assert tokens.tokens_purge() == 1
+    assert list(ContextToken.objects.values_list("pk", flat=True)) == [expired.pk]
+    clock.advance(1)
+    assert tokens.tokens_purge() == 1 and ContextToken.objects.count() == 0
+
+
+def test_a_completed_visit_keeps_its_revoked_tokens_for_ops_to_see(running, clock):
+    issued = tokens.token_issue(visit=running).record
+    tokens.tokens_revoke_for_visit(visit=running)
+    clock.advance(3600)
+    assert tokens.tokens_purge() == 0
+    assert ContextToken.objects.get(pk=issued.pk).revoked_at is not None
+
+
 def test_the_purge_command_reports_how_many_rows_it_deleted(running, clock):
     tokens.token_issue(visit=running)
-    clock.advance(121)
+    clock.advance(GRACE + 121)
     out = io.StringIO()
     call_command("purge_context_tokens", stdout=out)
-    assert "1" in out.getvalue()
+    assert out.getvalue().startswith("Deleted 1 context token(s)") and "24 hours" in out.getvalue()
     assert ContextToken.objects.count() == 0
 
 
@@ -288,7 +310,7 @@ def test_issuing_purges_opportunistically_at_most_once_per_interval(running, clo
 
     cache.delete(tokens._PURGE_CACHE_KEY)
     first = tokens.token_issue(visit=running).record  # purges (nothing yet) and starts the interval
-    clock.advance(121)
+    clock.advance(GRACE + 121)
     tokens.token_issue(visit=flyback.by["C2"])  # inside the interval: the expired row stays
     assert ContextToken.objects.filter(pk=first.pk).exists()
     cache.delete(tokens._PURGE_CACHE_KEY)  # the interval has passed
