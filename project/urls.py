@@ -3,6 +3,7 @@
 
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
+from django.templatetags.static import static
 from django.urls import include, path, re_path
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
@@ -14,6 +15,8 @@ handler500 = "project.views.handler500"
 
 urlpatterns = [
     path("", RedirectView.as_view(url="/patterns/", permanent=False)),
+    # Browsers ask for /favicon.ico on pages that link no icon (the admin, Swagger UI, JSON).
+    path("favicon.ico", RedirectView.as_view(url=static("hermes/favicon.svg"), permanent=False)),
     re_path(r"^healthz/?$", views.healthz, name="healthz"),
     path("admin/", admin.site.urls),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
