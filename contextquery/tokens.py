@@ -125,7 +125,8 @@ def token_issue(*, visit: Visit) -> IssuedToken:
             issued_at=now,
             expires_at=now + timedelta(seconds=ttl),
         )
-    logger.info("context token %s issued for visit %s", token_mask(raw), locked.visit_uuid)
+    # DEBUG: every visit registration issues one, so INFO would log a line per visit.
+    logger.debug("context token %s issued for visit %s", token_mask(raw), locked.visit_uuid)
     return IssuedToken(token=raw, record=record)
 
 

@@ -1,6 +1,9 @@
 """``create_engine_client`` and ``loaddemo`` (SPEC §4.3, §6)."""
 
+import logging
+import re
 from io import StringIO
+from urllib.parse import urlsplit
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -87,6 +90,24 @@ def test_loaddemo_leaves_one_visit_running_and_prints_its_token(demo):
     assert WorkflowRun.objects.get(pk=run.pk).status == "RUNNING"
     assert Visit.objects.get(pk=visits["B"].visit.pk).status == "RUNNING"
     assert any(visits["B"].context_query["token"] in line for line in demo.lines)
+
+
+def test_loaddemo_says_how_long_its_token_lives_and_how_to_get_a_fresh_one(demo, client):
+    run, visits = demo.runs["running"]
+    text = "\n".join(demo.lines)
+    assert "expires 120 s after the visit's last sign of life" in text and "run loaddemo again" in text
+    fresh_url = re.search(r"POST (\S+/tokens) ", text).group(1)
+    assert fresh_url.endswith(f"/api/runs/{run.run_id}/visits/{visits['B'].visit.visit_uuid}/tokens")
+    api_token = run_command("create_api_token", "demo-engine")[-1]
+    response = client.post(urlsplit(fresh_url).path, content_type="application/json",
+                           HTTP_AUTHORIZATION=f"Token {api_token}")
+    assert envelope(response, 201)["token"]
+
+
+def test_loaddemo_logs_nothing_at_info_level(db, caplog):
+    caplog.set_level(logging.INFO)
+    run_command("loaddemo")
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.INFO] == []
 
 
 def test_loaddemo_twice_records_new_runs(db):

@@ -223,8 +223,14 @@ def running_visit_hint(registration) -> list[str]:
     cq = registration.context_query
     if cq is None:
         return ["Context query is disabled (HERMES_CONTEXT_QUERY_ENABLED=false): no token issued."]
+    ttl = tokens.config()["TOKEN_TTL_SECONDS"]
+    tokens_url = f"{cq['base_url']}/api/runs/{cq['run_id']}/visits/{cq['visit_uuid']}/tokens"
     return [
-        f"Its context token (expires {cq['expires_at']} unless the visit shows signs of life): {cq['token']}",
+        f"Its context token: {cq['token']}",
+        f"It expires {ttl} s after the visit's last sign of life (a query, a log, a heartbeat), "
+        f"so at {cq['expires_at']} if nothing happens before. For a fresh token, POST {tokens_url} "
+        f"with the {DEMO_ENGINE} client's API token (manage.py create_api_token {DEMO_ENGINE}), "
+        "or run loaddemo again.",
         "Try the three context endpoints (B may read its predecessor A):",
         *tokens.context_query_curl_lines(context_query=cq, node_id="A"),
     ]
