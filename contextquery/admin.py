@@ -1,7 +1,9 @@
 """Django admin for runs, visits, logs, context tokens and reads (SPEC §4.6).
 
 The recorded history is evidence: the engine writes it through the recording
-rules, so the admin shows it read-only (deleting a run is allowed, for clean-up).
+rules, so the admin shows it read-only and deletes no visit, log, token or read
+on its own; deleting a whole run is allowed, for retention (it takes its
+visits, logs, tokens and reads with it, as ``purge_runs`` does).
 Tokens show a hash prefix and their state, never the whole hash.
 """
 
@@ -55,6 +57,13 @@ class ReadOnlyMixin:
         return False
 
 
+class UndeletableMixin:
+    """No delete, alone or in bulk: a visit or token goes only with its run (SPEC §4.6)."""
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
 class ReadOnlyInline(ReadOnlyMixin, admin.TabularInline):
     extra = 0
     can_delete = False
@@ -93,6 +102,13 @@ class WorkflowRunAdmin(ReadOnlyMixin, admin.ModelAdmin):
 
     def get_queryset(self, request):
         return super().get_queryset(request).annotate(visit_total=Count("visits"))
+
+    def get_deleted_objects(self, objs, request):
+        """The run's visits and tokens go with it although their admins delete
+        nothing on their own: the permission to delete runs is the one asked."""
+        deleted, counts, perms_needed, protected = super().get_deleted_objects(objs, request)
+        cascaded = {str(model._meta.verbose_name) for model in (Visit, VisitLog, ContextToken, ContextRead)}
+        return deleted, counts, {name for name in perms_needed if str(name) not in cascaded}, protected
 
     @admin.display(description=_("visits"), ordering="visit_total")
     def visit_total(self, run):
@@ -143,7 +159,7 @@ class ContextTokenInline(TokenDisplayMixin, ReadOnlyInline):
 
 
 @admin.register(Visit)
-class VisitAdmin(ReadOnlyMixin, admin.ModelAdmin):
+class VisitAdmin(UndeletableMixin, ReadOnlyMixin, admin.ModelAdmin):
     list_display = ["visit_uuid", "run_link", "node_id", "iter_seq", "sort_order", "status", "failure_category",
                     "retryable", "pattern_link", "started_at", "ended_at"]  # fmt: skip
     list_filter = ["status", "failure_category", "retryable", "run__mode", "started_at"]
@@ -219,7 +235,7 @@ class TokenStateFilter(admin.SimpleListFilter):
 
 
 @admin.register(ContextToken)
-class ContextTokenAdmin(TokenDisplayMixin, ReadOnlyMixin, admin.ModelAdmin):
+class ContextTokenAdmin(TokenDisplayMixin, UndeletableMixin, ReadOnlyMixin, admin.ModelAdmin):
     list_display = ["hash_prefix", "run", "visit_link", "issued_at", "expires_at", "revoked_at", "state"]
     list_filter = [TokenStateFilter, "issued_at"]
     search_fields = ["run__run_id", "visit__visit_uuid"]

@@ -107,3 +107,35 @@ def test_a_visit_cannot_be_edited_in_the_admin(admin_client):
     response = admin_client.post(reverse("admin:contextquery_visit_change", args=[visit.pk]), {"status": "FAILED"})
     visit.refresh_from_db()
     assert response.status_code == 403 and visit.status == "SUCCESS"
+
+
+@pytest.mark.parametrize("model", ["visit", "contexttoken"])
+def test_visits_and_tokens_offer_no_delete_action(admin_client, failed_visit, model):
+    page = admin_client.get(reverse(f"admin:contextquery_{model}_changelist"))
+    assert page.status_code == 200 and "delete_selected" not in page.content.decode()
+
+
+def test_a_visit_cannot_be_deleted_alone_or_in_bulk(admin_client, failed_visit):
+    alone = admin_client.post(reverse("admin:contextquery_visit_delete", args=[failed_visit.pk]), {"post": "yes"})
+    admin_client.post(reverse("admin:contextquery_visit_changelist"),
+                      {"action": "delete_selected", "_selected_action": [failed_visit.pk], "post": "yes"})
+    assert alone.status_code == 403 and type(failed_visit).objects.filter(pk=failed_visit.pk).exists()
+
+
+def test_a_token_cannot_be_deleted_in_the_admin(admin_client, failed_visit):
+    token = ContextToken.objects.get(visit=failed_visit)
+    response = admin_client.post(reverse("admin:contextquery_contexttoken_delete", args=[token.pk]), {"post": "yes"})
+    assert response.status_code == 403 and ContextToken.objects.filter(pk=token.pk).exists()
+
+
+def test_a_run_can_still_be_deleted_with_its_visits_logs_tokens_and_reads(admin_client, failed_visit):
+    run = failed_visit.run
+    changelist = admin_client.get(reverse("admin:contextquery_workflowrun_changelist")).content.decode()
+    assert "delete_selected" in changelist
+    confirm = admin_client.get(reverse("admin:contextquery_workflowrun_delete", args=[run.pk])).content.decode()
+    assert "permission to delete" not in confirm
+    response = admin_client.post(reverse("admin:contextquery_workflowrun_delete", args=[run.pk]), {"post": "yes"})
+    assert response.status_code == 302
+    assert not type(run).objects.filter(pk=run.pk).exists()
+    assert not type(failed_visit).objects.filter(pk=failed_visit.pk).exists()
+    assert not ContextToken.objects.exists() and not ContextRead.objects.exists()
