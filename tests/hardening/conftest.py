@@ -396,6 +396,21 @@ class Api:
         return self.request("POST", path, json_body=body if body is not None else {}, **kw)
 
 
+def login(server: Server, username: str) -> requests.Session:
+    """A browser-like session logged in through the login page as a seeded user."""
+    from tests.hardening.seed import PASSWORD
+
+    session = requests.Session()
+    session.trust_env = False
+    page = session.get(server.url + "/accounts/login/", timeout=30)
+    csrf = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text).group(1)
+    done = session.post(server.url + "/accounts/login/", allow_redirects=False, timeout=30,
+                        data={"username": username, "password": PASSWORD, "csrfmiddlewaretoken": csrf},
+                        headers={"Referer": server.url + "/accounts/login/"})
+    assert done.status_code == 302, done.text[:300]
+    return session
+
+
 GRAPH = {
     "nodes": [{"id": n, "type": "agent", "name": f"Node {n}"} for n in "ABCG"],
     "edges": [{"source": s, "target": t} for s, t in ("AB", "BC", "CG")],

@@ -20,8 +20,7 @@ import uuid
 import pytest
 import requests
 
-from tests.hardening.conftest import Api, envelope, run_with_visit
-from tests.hardening.seed import PASSWORD
+from tests.hardening.conftest import Api, envelope, login, run_with_visit
 
 pytestmark = pytest.mark.slow
 
@@ -122,18 +121,6 @@ def test_every_acknowledged_write_survives_kill_9_and_tokens_live_until_they_exp
           "all stored")
 
 
-def _login(server) -> requests.Session:
-    session = requests.Session()
-    session.trust_env = False
-    page = session.get(server.url + "/accounts/login/", timeout=30)
-    csrf = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text).group(1)
-    done = session.post(server.url + "/accounts/login/", allow_redirects=False, timeout=30,
-                        data={"username": "hard-staff", "password": PASSWORD, "csrfmiddlewaretoken": csrf},
-                        headers={"Referer": server.url + "/accounts/login/"})
-    assert done.status_code == 302, done.text[:300]
-    return session
-
-
 def test_an_unreachable_postgresql_is_503_everywhere_and_service_returns_by_itself(database, gunicorn, pg_proxy):
     db = database("postgresql")
     creds = db.seed()
@@ -141,7 +128,7 @@ def test_an_unreachable_postgresql_is_503_everywhere_and_service_returns_by_itse
     server = gunicorn(db, workers=2, env={"DATABASE_URL": proxied})
     engine, staff = Api(server, creds["engineToken"]), Api(server, creds["staffToken"])
     live = run_with_visit(engine)
-    browser = _login(server)
+    browser = login(server, "hard-staff")
     assert browser.get(server.url + "/patterns/", timeout=30).status_code == 200
 
     calls = {
