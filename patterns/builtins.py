@@ -26,6 +26,8 @@ Three reply shapes are recognised (SPEC §3.2, §3.3):
 
 from __future__ import annotations
 
+import sys
+
 # --- shared fragments ------------------------------------------------------------------------
 # Every stored pattern must stay within 500 characters, hence the terse forms.
 
@@ -675,6 +677,12 @@ def _snapshot(row) -> dict:
     }
 
 
-def seed_builtins_after_migrate(sender, *, using="default", apps=None, **kwargs) -> None:
-    """``post_migrate`` receiver: add missing built-ins on every ``migrate`` (SPEC §3.2)."""
-    seed_builtins(using=using, apps=apps)
+def seed_builtins_after_migrate(sender, *, using="default", apps=None, verbosity=1, stdout=None, **kwargs) -> None:
+    """``post_migrate`` receiver: add missing built-ins on every ``migrate`` (SPEC §3.2).
+
+    Says ``Installed N built-in error patterns.`` on ``migrate``'s output
+    (``stdout``, else ``sys.stdout``) when N > 0 and ``verbosity`` ≥ 1.
+    """
+    inserted = seed_builtins(using=using, apps=apps)
+    if inserted and verbosity >= 1:
+        (stdout or sys.stdout).write(f"Installed {inserted} built-in error patterns.\n")
