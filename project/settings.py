@@ -7,6 +7,7 @@ half-configured. The README lists every variable.
 
 import os
 import secrets
+import tempfile
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -161,7 +162,13 @@ if _db["ENGINE"] == "django.db.backends.sqlite3":
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;",
         **_db.get("OPTIONS", {}),
     }
-    _db["TEST"] = {"NAME": os.environ.get("SQLITE_TEST_PATH") or None}
+    # The test database is a file, never SQLite's shared in-memory database:
+    # with that one Django hands every live-server thread the same connection,
+    # and concurrent requests then corrupt each other's transactions.
+    _db["TEST"] = {
+        "NAME": os.environ.get("SQLITE_TEST_PATH")
+        or os.path.join(tempfile.gettempdir(), f"hermes-ops-test-{os.getpid()}.sqlite3")
+    }
 DATABASES = {"default": _db}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -256,10 +263,11 @@ SPECTACULAR_SETTINGS = {
 
 # --- Error patterns (SPEC §3.3).
 PATTERNS_SCAN_CHARS = env_int("PATTERNS_SCAN_CHARS", 500, minimum=1)
-# The tail catches an error appended after a partial answer; hermes-agent's longest
-# such text ("⚠️ No reply: …") is about 215 characters. `make bench` shows the
-# built-ins lose no precision with wider tails.
-PATTERNS_SCAN_TAIL_CHARS = env_int("PATTERNS_SCAN_TAIL_CHARS", 300, minimum=0)
+# The tail catches an error appended after a partial answer. It must hold the whole of
+# the longest hermes-agent text that can end a reply: the reasoning-timeout guidance
+# (about 760 characters; the billing guidance is about 310, "⚠️ No reply: …" 215).
+# `make bench` shows the built-ins' precision unchanged from 0 to 5,000.
+PATTERNS_SCAN_TAIL_CHARS = env_int("PATTERNS_SCAN_TAIL_CHARS", 800, minimum=0)
 
 # --- Context query (SPEC §4.5): defaults, each overridden by HERMES_CONTEXT_QUERY_<KEY>.
 _CQ_PREFIX = "HERMES_CONTEXT_QUERY_"
