@@ -1,8 +1,12 @@
 """Error patterns and their change history (SPEC §3.1)."""
 
+import re
+
 from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
+
+from patterns.detection import REGEX_PREFIX
 
 
 class Category(models.TextChoices):
@@ -26,6 +30,11 @@ class Category(models.TextChoices):
 RETRYABLE_CATEGORIES = frozenset(
     {Category.RATE_LIMIT, Category.OVERLOADED, Category.SERVER_ERROR, Category.TIMEOUT, Category.NETWORK}
 )
+
+
+#: A sentence ends at . ! ? followed by a space or the end, so quoted replies
+#: such as ("Rate limit exceeded.", …) stay inside it, or at 。！？ (no space in CJK).
+_FIRST_SENTENCE = re.compile(r"(.+?(?:[.!?](?=\s|$)|[。！？]))", re.DOTALL)
 
 
 class HermesErrorPattern(models.Model):
@@ -58,6 +67,18 @@ class HermesErrorPattern(models.Model):
 
     def __str__(self):
         return self.name
+
+    @property
+    def is_regex(self) -> bool:
+        """True when ``pattern`` is a ``regex:`` expression rather than a substring."""
+        return self.pattern.startswith(REGEX_PREFIX)
+
+    @property
+    def description_summary(self) -> str:
+        """The description's first sentence (the whole description when no
+        sentence ends), for the list, where many built-ins share one regex opening."""
+        match = _FIRST_SENTENCE.match(self.description.strip())
+        return match.group(1) if match else self.description.strip()
 
 
 class PatternChange(models.Model):

@@ -3,6 +3,7 @@ built-in protections, copy, reset with confirmation, Try a reply, CSRF and escap
 
 import pytest
 from django.test import Client
+from django.utils.html import escape
 
 from patterns.builtins import BUILTINS
 from patterns.models import HermesErrorPattern, PatternChange
@@ -67,8 +68,47 @@ def test_the_list_shows_built_ins_with_their_tag_and_a_disabled_delete(staff_bro
     assert f"/patterns/{shipped.pk}/delete/" not in row
 
 
+def list_row(page: str, pattern) -> str:
+    row = page[page.index(f'id="pattern-{pattern.pk}"'):]
+    return row[:row.index("</tr>")]
+
+
+def test_the_list_shows_the_first_sentence_of_each_description_under_the_name(staff_browser):
+    pattern = PatternFactory(priority=1, description='Says "Slow down." to a client. Seen on the gateway since May.')
+    row = list_row(staff_browser.get("/patterns/").content.decode(), pattern)
+    summary = row.split('class="muted pattern-summary"')[1].split("</div>")[0]
+    assert summary.split(">", 1)[1] == "Says &quot;Slow down.&quot; to a client."
+
+
+def test_the_list_folds_a_long_regex_behind_its_length_with_the_full_text_inside(staff_browser):
+    shipped = HermesErrorPattern.objects.get(key="http-429")
+    row = list_row(staff_browser.get("/patterns/").content.decode(), shipped)
+    summary = row.split("<summary")[1].split("</summary>")[0]
+    assert f"<code>regex</code> · {len(shipped.pattern)} characters" in summary
+    full = escape(shipped.pattern)
+    assert f'title="{full}"' in summary and f'<code class="pattern-text">{full}</code></details>' in row
+
+
+def test_the_list_shows_a_short_pattern_whole(staff_browser):
+    custom = PatternFactory(priority=1)
+    row = list_row(staff_browser.get("/patterns/").content.decode(), custom)
+    assert f'<code class="pattern-text">{escape(custom.pattern)}</code>' in row and "<details" not in row
+
+
+def test_the_folded_pattern_length_is_shown_in_chinese(staff_browser):
+    shipped = HermesErrorPattern.objects.get(key="http-429")
+    page = staff_browser.get("/patterns/", HTTP_ACCEPT_LANGUAGE="zh-Hans").content.decode()
+    assert f"<code>regex</code> · {len(shipped.pattern)} 个字符" in list_row(page, shipped)
+
+
+def test_the_pattern_page_shows_the_full_pattern_text(staff_browser):
+    shipped = HermesErrorPattern.objects.get(key="http-429")
+    page = staff_browser.get(f"/patterns/{shipped.pk}/").content.decode()
+    assert f'<code class="pattern-text">{escape(shipped.pattern)}</code>' in page
+
+
 def test_the_list_links_delete_for_a_custom_pattern(staff_browser, custom):
-    page = staff_browser.get("/patterns/").content.decode()
+    page = staff_browser.get("/patterns/", {"search": custom.name}).content.decode()
     assert f'href="/patterns/{custom.pk}/delete/"' in page
 
 
