@@ -7,8 +7,10 @@
    script calls ``get_predecessor_paths``, then ``get_node_output`` for A,
    then answers quoting A's result. B's logs and completion are recorded.
 3. Runs node C against a scripted LLM that answers HTTP 429: hermes-agent
-   gives up with its failure text, and the server records C as FAILED with
-   the matched pattern, category and retryable flag.
+   gives up with its failure text and its structured ``agentResult``
+   (failed, ``rate_limit``). The engine sends both, and the server records C
+   as FAILED with the agent's own reason, and the pattern its reply matches
+   with that pattern's category and retryable flag (SPEC §4.4 step 1).
 
 Nothing outside the temporary folder is touched; every server listens on 127.0.0.1.
 """
@@ -143,20 +145,25 @@ def main() -> int:
             result_c = visit_agent_run(user_message="Polish B's answer.", context_query=c["contextQuery"],
                                        base_url=llm.base_url, api_key="sk-demo", model=llm.model, engine=client)
             llm_calls = len(llm.requests)
-        # The engine passes the reply through as a "successful" text, as a
-        # bridge that ignores hermes' structured signals would: the error
-        # patterns catch it (SPEC §3, §4.4 step 5).
-        verdict_c = client.complete_visit(run_id, c["visitUuid"], status="SUCCESS", final_text=result_c.final_text)
+        # The engine reports what the bridge saw: a "successful" text plus
+        # hermes' structured signals. The agent's own failure decides (SPEC
+        # §4.4 step 1); the pattern its reply matches is kept beside it.
+        agent_c = result_c.agent_result
+        verdict_c = client.complete_visit(run_id, c["visitUuid"], status="SUCCESS", final_text=result_c.final_text,
+                                          agent_result=agent_c)
         pattern = verdict_c.get("matchedPattern") or {}
         say()
         say(f"Node C (the LLM answered HTTP 429 to all {llm_calls} attempts of hermes-agent):")
         say(f"  hermes-agent replied: {result_c.final_text.splitlines()[0][:160]}")
-        say(f"  its agentResult:      {result_c.agent_result}")
-        say(f"  recorded as:          {verdict_c['effectiveStatus']}")
-        say(f"  pattern:              {pattern.get('name') or '(none)'} [{pattern.get('key') or '-'}]")
-        say(f"  category:             {verdict_c['category']}")
-        say(f"  retryable:            {verdict_c['retryable']}")
+        say(f"  its agentResult:      failed={agent_c.get('failed')}, failureReason={agent_c.get('failureReason')}, "
+            f"completed={agent_c.get('completed')}")
+        say("  sent to /complete:    status SUCCESS, finalText and agentResult")
+        say(f"  recorded as:          {verdict_c['effectiveStatus']} (the agent's own failure decides)")
         say(f"  reason:               {verdict_c['failureReason'][:160]}")
+        say(f"  category:             {verdict_c['category']}")
+        say(f"  pattern that agrees:  {pattern.get('name') or '(none)'} [{pattern.get('key') or '-'}]")
+        say(f"  retryable:            {verdict_c['retryable']} (from the pattern)" if pattern
+            else f"  retryable:            {verdict_c['retryable']} (from the category)")
         say(f"  run action:           {verdict_c['runAction']}")
         finished = client.finish_run(run_id, status="FAILED")
         say()
