@@ -483,7 +483,7 @@ BUILTINS: list[dict] = [
         "auth-sentence-zh", "无效的 API Key / 身份验证失败",
         _sentence(r"无效的 ?(?:api ?(?:key|密钥)|令牌|token)|api ?(?:key|密钥) ?(?:无效|错误|不正确)(?:或已过期)?"
                   r"|令牌(?:无效|已过期)|(?:身份验证|鉴权|认证)失败"),
-        "A reply that is just a Chinese provider refusing the key (\"无效的 API Key\", \"身份验证失败。\").",
+        "A reply that is just a Chinese provider refusing the key (\"无效的 API Key\", \"身份验证失败\").",
         "auth", False, 40,
     ),
     _builtin(

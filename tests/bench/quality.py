@@ -38,8 +38,9 @@ SEED_LITERALS = [
     "无效的 api",
 ]
 
+#: The settings defaults (PATTERNS_SCAN_CHARS, PATTERNS_SCAN_TAIL_CHARS).
 HEAD_CHARS = 500
-TAIL_CHARS = 300
+TAIL_CHARS = 800
 
 
 def sample_path() -> Path:
