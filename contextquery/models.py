@@ -8,6 +8,8 @@ from django.db import models
 from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
+from patterns.models import Category
+
 
 def generate_run_id() -> str:
     """An 8-character run id for runs the engine sent without one (SPEC §4.1)."""
@@ -151,6 +153,11 @@ class Visit(models.Model):
     def get_absolute_url(self):
         """The visit page (also the admin's "View on site")."""
         return reverse("contextquery:visit", args=[self.run.run_id, self.visit_uuid])
+
+    @property
+    def failure_category_label(self) -> str:
+        """The translated label of ``failure_category`` ("Rate limit" for ``rate_limit``), "" when none."""
+        return Category.label_of(self.failure_category)
 
 
 class VisitLog(models.Model):

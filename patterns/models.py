@@ -25,6 +25,11 @@ class Category(models.TextChoices):
     INCOMPLETE = "incomplete", _("Incomplete")
     OTHER = "other", _("Other")
 
+    @classmethod
+    def label_of(cls, value: str) -> str:
+        """The translated label of the slug ``value``; an unknown slug comes back as is."""
+        return cls(value).label if value in cls.values else value
+
 
 #: Categories whose failures are worth retrying later by default (SPEC §3.1, §4.4).
 RETRYABLE_CATEGORIES = frozenset(

@@ -60,8 +60,8 @@ def try_reply(text: str) -> dict:
     if found is None:
         return {"found": None, "before": text, "match": "", "after": ""}
     start, end = found.span
-    return {"found": found, "category_label": Category(found.category).label if found.category in Category.values
-            else found.category, "before": text[:start], "match": text[start:end], "after": text[end:]}
+    return {"found": found, "category_label": Category.label_of(found.category),
+            "before": text[:start], "match": text[start:end], "after": text[end:]}
 
 
 def reset_summary(result: changes.ResetResult) -> str:

@@ -294,6 +294,14 @@ def test_the_visit_page_links_the_failure_to_its_pattern(ops, flagged, marker):
     assert 'id="mark-false-positive"' in page
 
 
+@pytest.mark.parametrize(("language", "label"), [("en", "Rate limit"), ("zh-Hans", "限流")])
+def test_the_visit_page_shows_the_category_label_not_its_slug(ops, record, language, label):
+    PatternFactory(pattern="slow-down marker", category="rate_limit", retryable=True, priority=1)
+    visit = record(CHAIN).visit("A", final_text="slow-down marker: try later")
+    page = html(ops.get(visit_url(visit), HTTP_ACCEPT_LANGUAGE=language))
+    assert f'<span id="failure-category">{label}</span>' in page and "rate_limit" not in page
+
+
 def test_the_visit_page_offers_no_mark_on_a_visit_failed_otherwise(ops, record):
     visit = record(CHAIN).visit("A", status="FAILED", error="CRM answered 503")
     page = html(ops.get(visit_url(visit)))
