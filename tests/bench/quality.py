@@ -7,6 +7,7 @@ category, lang, source}``. Used by ``tests/patterns/test_quality.py`` and by
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,7 +54,9 @@ def load_labelled(path: Path) -> list[dict]:
         return [json.loads(line) for line in handle if line.strip()]
 
 
+@functools.cache
 def builtin_matcher() -> Matcher:
+    """The shipped built-ins, compiled once (a Matcher is immutable)."""
     return compile_patterns(dict(rule, id=index + 1) for index, rule in enumerate(BUILTINS))
 
 

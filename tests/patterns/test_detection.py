@@ -101,6 +101,31 @@ def test_an_error_after_a_long_partial_answer_is_found_in_the_tail_window():
     assert text[found.span[0]:found.span[1]] == "No reply:"
 
 
+def test_a_line_anchored_pattern_that_runs_to_the_end_is_found_in_the_tail_window():
+    text = "a" * 1000 + "\nfatal: boom"
+    found = find(text, rule(r"regex:(?m:^)fatal:[^\n]*\z"), head=500, tail=50)
+    assert found.span == (1001, len(text))
+
+
+def test_end_of_text_does_not_match_at_the_end_of_the_head_window():
+    text = "x" * 495 + "boom" + "y" * 600
+    assert find(text, rule(r"regex:boom\z"), head=499, tail=0) is None
+    assert find("x" * 495 + "boom", rule(r"regex:boom\z"), head=499, tail=0).span == (495, 499)
+
+
+def test_a_line_start_at_the_tail_window_edge_needs_a_newline_before_it():
+    pattern = rule(r"regex:(?m:^)fatal: boom\z")
+    assert find("a" * 600 + "fatal: boom", pattern, head=500, tail=11) is None
+    assert find("a" * 600 + "\nfatal: boom", pattern, head=500, tail=11).span == (601, 612)
+
+
+def test_caret_keeps_meaning_the_start_of_the_reply_beside_a_line_anchored_alternative():
+    pattern = rule(r"regex:^error|(?m:^)fatal\z")
+    assert find("ok\nerror", pattern) is None
+    assert find("error: boom", pattern).span == (0, 5)
+    assert find("ok\nfatal", pattern).span == (3, 8)
+
+
 def test_text_between_the_windows_is_not_scanned():
     text = "a" * 1000 + "quota" + "b" * 1000
     assert find(text, rule("quota"), head=500, tail=300) is None

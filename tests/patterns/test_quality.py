@@ -2,6 +2,7 @@
 
 import pytest
 
+from tests.bench import quality
 from tests.bench.quality import OWN_SET_PATH, builtin_matcher, load_labelled, sample_path, score, seed_matcher
 
 
@@ -37,3 +38,22 @@ def test_the_built_ins_hold_on_the_own_labelled_set_with_hard_negatives():
 def test_every_labelled_row_names_its_source():
     for row in load_labelled(OWN_SET_PATH) + load_labelled(sample_path()):
         assert row["source"].strip(), row["id"]
+
+
+def test_the_floors_are_measured_at_the_default_windows(settings):
+    assert (quality.HEAD_CHARS, quality.TAIL_CHARS) == (settings.PATTERNS_SCAN_CHARS, settings.PATTERNS_SCAN_TAIL_CHARS)
+
+
+def test_every_labelled_error_longer_than_the_head_window_is_caught_at_the_default_windows():
+    rows = [row for row in load_labelled(OWN_SET_PATH) + load_labelled(sample_path())
+            if row["label"] == "error" and len(row["text"]) > quality.HEAD_CHARS]
+    assert len(rows) >= 10
+    result = score(builtin_matcher(), rows)
+    assert result.recall == 1.0, result.misses
+
+
+@pytest.mark.parametrize("tail", [0, 300, 800, 5000])
+def test_no_labelled_legitimate_answer_is_flagged_whatever_the_tail_window(tail):
+    rows = [row for row in load_labelled(OWN_SET_PATH) + load_labelled(sample_path()) if row["label"] == "ok"]
+    result = score(builtin_matcher(), rows, tail_chars=tail)
+    assert result.false_pos == 0, result.misses
