@@ -265,8 +265,12 @@ class Matcher:
 
         The head window is ``text[:head_chars]``, the tail window
         ``text[-tail_chars:]`` (scanned only when the reply is longer than the
-        head). ``^`` matches only at the start of the reply and ``$`` only at
-        its end, never at a window edge. Blank text matches nothing.
+        head). ``^`` matches only at the start of the reply and ``$``/``\\z``
+        only at its end, never at a window edge; ``(?m:^)`` matches after a
+        newline inside a window. So a line-anchored form that runs to ``\\z``
+        finds an error that follows a partial answer, as long as it starts in
+        the tail window (the built-ins' "… (at the end)" rows). Blank text
+        matches nothing.
         """
         if not text or not text.strip() or not len(self):
             return None
