@@ -26,8 +26,12 @@ NODE_W = 150
 NODE_H = 56
 COL_GAP = 80
 ROW_GAP = 36
-#: Room above the boxes for backtrack arcs and self-loops.
+#: Room above the boxes for backtrack arcs, self-loops and forward hops that skip a column.
 MARGIN_TOP = 70
+#: How far above the boxes it passes a forward hop that skips columns runs (pixels).
+SKIP_LIFT = 26
+#: A curve closer than this to a box counts as running through it (pixels).
+BOX_PAD = 4
 MARGIN = 20
 NAME_CHARS = 20
 
@@ -199,14 +203,17 @@ def graph_picture(
             if parent is not None:
                 fired[(parent.node_id, v.node_id)] += 1
 
+    columns: dict[int, list[NodeBox]] = defaultdict(list)
+    for box in boxes.values():
+        columns[column_of[box.node_id]].append(box)
     hops = [
-        _hop(boxes[s], boxes[t], 0, EDGE, column_of)
+        _hop(boxes[s], boxes[t], 0, EDGE, column_of, columns)
         for s, t in _edge_order(graph, canvas)
         if (s, t) not in fired and s in boxes and t in boxes
     ]
     for (s, t), count in fired.items():
         kind = hop_kind(parent_node=s, child_node=t, canvas=canvas)
-        hops.append(_hop(boxes[s], boxes[t], count, kind, column_of))
+        hops.append(_hop(boxes[s], boxes[t], count, kind, column_of, columns))
 
     width = MARGIN * 2 + len(layers) * NODE_W + max(len(layers) - 1, 0) * COL_GAP
     height = MARGIN_TOP + MARGIN + tallest * NODE_H + max(tallest - 1, 0) * ROW_GAP + 30
@@ -217,10 +224,15 @@ def _clip(text: str) -> str:
     return text if len(text) <= NAME_CHARS else text[: NAME_CHARS - 1] + "…"
 
 
-def _hop(src: NodeBox, dst: NodeBox, count: int, kind: str, column_of: Mapping[str, int]) -> Hop:
+Point = tuple[float, float]
+
+
+def _hop(src: NodeBox, dst: NodeBox, count: int, kind: str, column_of: Mapping[str, int],
+         columns: Mapping[int, list[NodeBox]]) -> Hop:
     """SVG geometry: forward hops run right side → left side; a hop to the same
     node loops above it; any other hop (back, or within a column) arcs above
-    the boxes so it never hides behind the forward lines."""
+    the boxes so it never hides behind the forward lines. A forward hop that
+    skips columns and would run through a box on the way goes over them."""
     if src.node_id == dst.node_id:
         x0, x1, y = src.x + NODE_W * 0.3, src.x + NODE_W * 0.7, src.y
         points = ((x0, y), (x0 - 10, y - 45), (x1 + 10, y - 45), (x1, y))
@@ -228,6 +240,9 @@ def _hop(src: NodeBox, dst: NodeBox, count: int, kind: str, column_of: Mapping[s
         x0, y0, x1, y1 = src.x + NODE_W, src.cy, dst.x, dst.cy
         bend = (x1 - x0) / 2
         points = ((x0, y0), (x0 + bend, y0), (x1 - bend, y1), (x1, y1))
+        between = [box for col in range(column_of[src.node_id] + 1, column_of[dst.node_id]) for box in columns[col]]
+        if any(_crosses(points, box) for box in between):
+            return _over(src, dst, count, kind, top=min(box.y for box in [src, dst, *between]) - SKIP_LIFT)
     else:
         x0, y0, x1, y1 = src.cx, src.y, dst.cx + (8 if kind == JUMP else 0), dst.y
         lift = 40 + 12 * abs(column_of[src.node_id] - column_of[dst.node_id])
@@ -236,8 +251,40 @@ def _hop(src: NodeBox, dst: NodeBox, count: int, kind: str, column_of: Mapping[s
     (ax, ay), (bx, by), (cx, cy), (dx, dy) = points
     d = f"M{ax:.1f},{ay:.1f} C{bx:.1f},{by:.1f} {cx:.1f},{cy:.1f} {dx:.1f},{dy:.1f}"
     # The curve's midpoint (t = 0.5) carries the count.
-    mx, my = (ax + 3 * bx + 3 * cx + dx) / 8, (ay + 3 * by + 3 * cy + dy) / 8
+    mx, my = _bezier(points, 0.5)
     return Hop(source=src.node_id, target=dst.node_id, kind=kind, count=count, d=d, label_x=mx, label_y=my - 4)
+
+
+def _over(src: NodeBox, dst: NodeBox, count: int, kind: str, *, top: float) -> Hop:
+    """A forward hop drawn as a bracket over the boxes between: out of the
+    right side of ``src``, up in the gap after its column, across at ``top``,
+    down in the gap before ``dst``'s column and into its left side. Gaps hold
+    no boxes, so it clears them all as long as ``top`` is above the ones between."""
+    top = max(8.0, top)
+    sx, sy, dx, dy = src.x + NODE_W, src.cy, dst.x, dst.cy
+    gx0, gx1 = sx + COL_GAP * 0.3, dx - COL_GAP * 0.3
+    r = 10.0
+    d = (f"M{sx:.1f},{sy:.1f} L{gx0 - r:.1f},{sy:.1f} Q{gx0:.1f},{sy:.1f} {gx0:.1f},{sy - r:.1f} "
+         f"L{gx0:.1f},{top + r:.1f} Q{gx0:.1f},{top:.1f} {gx0 + r:.1f},{top:.1f} "
+         f"L{gx1 - r:.1f},{top:.1f} Q{gx1:.1f},{top:.1f} {gx1:.1f},{top + r:.1f} "
+         f"L{gx1:.1f},{dy - r:.1f} Q{gx1:.1f},{dy:.1f} {gx1 + r:.1f},{dy:.1f} L{dx:.1f},{dy:.1f}")
+    return Hop(source=src.node_id, target=dst.node_id, kind=kind, count=count, d=d,
+               label_x=(gx0 + gx1) / 2, label_y=top - 4)
+
+
+def _bezier(points, t: float) -> Point:
+    (ax, ay), (bx, by), (cx, cy), (dx, dy) = points
+    u = 1 - t
+    return (u**3 * ax + 3 * u * u * t * bx + 3 * u * t * t * cx + t**3 * dx,
+            u**3 * ay + 3 * u * u * t * by + 3 * u * t * t * cy + t**3 * dy)
+
+
+def _crosses(points, box: NodeBox, samples: int = 48) -> bool:
+    """Does the cubic curve through ``points`` pass within BOX_PAD of ``box``?"""
+    left, right = box.x - BOX_PAD, box.x + NODE_W + BOX_PAD
+    upper, lower = box.y - BOX_PAD, box.y + NODE_H + BOX_PAD
+    return any(left <= x <= right and upper <= y <= lower
+               for x, y in (_bezier(points, i / samples) for i in range(samples + 1)))
 
 
 __all__ = ["BACKTRACK", "EDGE", "JUMP", "Hop", "NodeBox", "Picture", "canvas_layers", "graph_picture"]

@@ -1,6 +1,8 @@
 """The run page's picture (SPEC §4.6): ``contextquery.graph_layout`` is pure, so no database."""
 
-from contextquery.graph_layout import COL_GAP, NODE_W, canvas_layers, graph_picture
+import re
+
+from contextquery.graph_layout import COL_GAP, NODE_H, NODE_W, canvas_layers, graph_picture
 from contextquery.paths import VisitNode
 from tests.contextquery.factories import CHAIN, TWO_BRANCHES, canvas
 
@@ -16,6 +18,32 @@ def chain_of(*nodes, status="SUCCESS"):
 
 def hops_by_key(picture):
     return {hop.key: hop for hop in picture.hops}
+
+
+def path_points(d: str, samples: int = 24) -> list[tuple[float, float]]:
+    """Points along an SVG path made of absolute M, L, Q and C commands."""
+    points, pen = [], (0.0, 0.0)
+    for command, args in re.findall(r"([MLQC])([^MLQC]*)", d):
+        xy = [float(n) for n in re.findall(r"-?\d+(?:\.\d+)?", args)]
+        ctrl = [pen] + list(zip(xy[::2], xy[1::2]))
+        if command == "M":
+            pen = ctrl[-1]
+            points.append(pen)
+            continue
+        for i in range(1, samples + 1):
+            t = i / samples
+            # De Casteljau over the pen and the command's points (line, quadratic or cubic).
+            level = ctrl
+            while len(level) > 1:
+                level = [((1 - t) * a[0] + t * b[0], (1 - t) * a[1] + t * b[1]) for a, b in zip(level, level[1:])]
+            points.append(level[0])
+        pen = ctrl[-1]
+    return points
+
+
+def inside(point, box, pad=2) -> bool:
+    x, y = point
+    return box.x - pad <= x <= box.x + NODE_W + pad and box.y - pad <= y <= box.y + NODE_H + pad
 
 
 def test_two_branches_into_g_are_laid_out_in_four_columns():
@@ -84,3 +112,31 @@ def test_long_names_are_clipped_on_the_box_but_kept_whole():
     graph = {"nodes": [{"id": "A", "name": "A very long node name that does not fit"}], "edges": []}
     (box,) = graph_picture(graph=graph, visits=[]).nodes
     assert box.label.endswith("…") and len(box.label) == 20 and box.name.startswith("A very long")
+
+
+def skip_run():
+    """The skip demo: A→B→C plus A→C; C's parents are A#1 and B#1."""
+    a = VisitNode(visit_uuid="a", node_id="A", sort_order=1, parent_uuids=(), status="SUCCESS")
+    b = VisitNode(visit_uuid="b", node_id="B", sort_order=2, parent_uuids=("a",), status="FAILED")
+    c = VisitNode(visit_uuid="c", node_id="C", sort_order=3, parent_uuids=("a", "b"), status="SUCCESS")
+    return graph_picture(graph=canvas("AB BC AC", skip="B"), visits=[a, b, c])
+
+
+def test_a_hop_that_skips_a_column_goes_around_the_box_in_between():
+    picture = skip_run()
+    boxes = {box.node_id: box for box in picture.nodes}
+    assert boxes["A"].y == boxes["B"].y == boxes["C"].y  # one row: a straight line would cross B
+    points = path_points(hops_by_key(picture)["A->C"].d)
+    assert not any(inside(point, boxes["B"]) for point in points)
+    assert points[0] == (boxes["A"].x + NODE_W, boxes["A"].cy) and points[-1] == (boxes["C"].x, boxes["C"].cy)
+
+
+def test_a_hop_that_skips_a_column_carries_its_count_above_the_row():
+    picture = skip_run()
+    top = min(box.y for box in picture.nodes)
+    assert hops_by_key(picture)["A->C"].label_y < top
+
+
+def test_a_hop_between_neighbouring_columns_stays_a_single_curve():
+    d = hops_by_key(skip_run())["A->B"].d
+    assert d.startswith("M") and d.count("C") == 1 and "L" not in d and "Q" not in d
