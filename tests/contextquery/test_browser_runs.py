@@ -116,6 +116,39 @@ def test_the_agentic_runs_picture_shows_the_hop_from_g_to_c_as_a_backtrack(ops):
     shot(ops, "run-agentic-flyback")
 
 
+def test_a_repeated_edge_is_counted_in_the_edge_colour_not_the_backtrack_colour(ops):
+    run = run_named("Translate release notes")
+    ops.goto(f"{ops.base}/runs/{run.run_id}/")
+    hop = ops.locator('#run-graph [data-hop="A->B"]')
+    expect(hop.locator("text.hop-label")).to_have_text("×2")
+    label_fill = hop.locator("text.hop-label").evaluate("t => getComputedStyle(t).fill")
+    assert label_fill == hop.locator("path").evaluate("p => getComputedStyle(p).stroke")
+    shot(ops, "run-rate-limited")
+
+
+def test_the_skip_runs_hop_from_a_to_c_goes_over_b(ops):
+    run = run_named("Customer enrichment")
+    ops.goto(f"{ops.base}/runs/{run.run_id}/")
+    hop = ops.locator('#run-graph [data-hop="A->C"] path').bounding_box()
+    node_b = ops.locator('#run-graph [data-node="B"] rect').bounding_box()
+    assert hop["y"] + 1 < node_b["y"]  # the hop's highest point is above B's box
+    crossing = ops.locator('#run-graph [data-hop="A->C"] path').evaluate(
+        """(path, box) => {
+            const length = path.getTotalLength();
+            for (let i = 0; i <= 200; i++) {
+                const p = path.getPointAtLength(length * i / 200);
+                if (p.x >= box.x && p.x <= box.x + box.width && p.y >= box.y && p.y <= box.y + box.height) return true;
+            }
+            return false;
+        }""",
+        ops.locator('#run-graph [data-node="B"] rect').evaluate(
+            "r => ({x: r.x.baseVal.value, y: r.y.baseVal.value, width: r.width.baseVal.value,"
+            " height: r.height.baseVal.value})"),
+    )
+    assert crossing is False
+    shot(ops, "run-skipped-failure")
+
+
 def test_a_failed_node_links_to_its_pattern_and_the_pattern_back_to_the_visit(ops):
     run = run_named("Translate release notes")
     failed = Visit.objects.get(run=run, status="FAILED")

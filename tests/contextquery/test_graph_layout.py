@@ -1,8 +1,15 @@
 """The run page's picture (SPEC §4.6): ``contextquery.graph_layout`` is pure, so no database."""
 
 import re
+from itertools import pairwise
 
-from contextquery.graph_layout import COL_GAP, NODE_H, NODE_W, canvas_layers, graph_picture
+from contextquery.graph_layout import (
+    COL_GAP,
+    NODE_H,
+    NODE_W,
+    canvas_layers,
+    graph_picture,
+)
 from contextquery.paths import VisitNode
 from tests.contextquery.factories import CHAIN, TWO_BRANCHES, canvas
 
@@ -35,7 +42,7 @@ def path_points(d: str, samples: int = 24) -> list[tuple[float, float]]:
             # De Casteljau over the pen and the command's points (line, quadratic or cubic).
             level = ctrl
             while len(level) > 1:
-                level = [((1 - t) * a[0] + t * b[0], (1 - t) * a[1] + t * b[1]) for a, b in zip(level, level[1:])]
+                level = [((1 - t) * a[0] + t * b[0], (1 - t) * a[1] + t * b[1]) for a, b in pairwise(level)]
             points.append(level[0])
         pen = ctrl[-1]
     return points
