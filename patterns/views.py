@@ -20,7 +20,8 @@ from patterns.models import Category, HermesErrorPattern, PatternChange
 from project.errors import Conflict, Invalid
 from project.pages import staff_page
 
-PAGE_SIZE = 50
+#: Every shipped built-in and the first custom patterns fit on the first page.
+PAGE_SIZE = 100
 
 
 staff_required = staff_page(gettext_lazy("The pattern pages are for staff users."))

@@ -107,6 +107,13 @@ def test_the_pattern_page_shows_the_full_pattern_text(staff_browser):
     assert f'<code class="pattern-text">{escape(shipped.pattern)}</code>' in page
 
 
+def test_the_first_page_lists_every_shipped_built_in_and_the_custom_patterns(staff_browser, custom):
+    page = staff_browser.get("/patterns/")
+    shown = {p.pk for p in page.context["page_obj"]}
+    assert set(HermesErrorPattern.objects.values_list("pk", flat=True)) == shown
+    assert len(shown) == len(BUILTINS) + 1
+
+
 def test_the_list_links_delete_for_a_custom_pattern(staff_browser, custom):
     page = staff_browser.get("/patterns/", {"search": custom.name}).content.decode()
     assert f'href="/patterns/{custom.pk}/delete/"' in page
