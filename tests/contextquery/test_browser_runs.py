@@ -11,35 +11,17 @@ import time
 from pathlib import Path
 
 import pytest
-
-# Playwright's sync API runs an event loop in this thread; the ORM calls the
-# test itself makes stay synchronous and safe.
-os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-
 from django.core.management import call_command  # noqa: E402
-from playwright.sync_api import expect, sync_playwright  # noqa: E402
+from playwright.sync_api import expect  # noqa: E402
 
 from contextquery import ingest  # noqa: E402
 from contextquery.management.commands.loaddemo import demo_engine  # noqa: E402
 from contextquery.models import Visit, WorkflowRun  # noqa: E402
 from patterns.builtins import seed_builtins  # noqa: E402
 from patterns.models import HermesErrorPattern  # noqa: E402
-from tests.factories import UserFactory  # noqa: E402
+from tests.browser import browser, log_in, new_page, shot  # noqa: F401  (browser is a fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
-
-SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-output" / "screenshots"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--no-first-run", "--disable-sync"]
-PASSWORD = "pass-word-123"
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture
@@ -51,26 +33,13 @@ def demo(live_server):
 
 
 @pytest.fixture
-def ops(browser, demo):
+def ops(browser, demo):  # noqa: F811
     """A staff user logged in through the login page, on /runs/."""
-    context = browser.new_context(viewport={"width": 1400, "height": 900}, locale="en-US")
-    context.set_default_timeout(15_000)
-    page = context.new_page()
-    staff = UserFactory(is_staff=True)
-    page.goto(f"{demo.url}/runs/")
-    expect(page).to_have_url(re.compile(r"/accounts/login/\?next=/runs/$"))
-    page.fill("#id_username", staff.username)
-    page.fill("#id_password", PASSWORD)
-    page.click("button[type=submit].primary")
-    expect(page).to_have_url(f"{demo.url}/runs/")
+    context, page = new_page(browser)
+    log_in(page, base_url=demo.url, path="/runs/")
     page.base = demo.url
     yield page
     context.close()
-
-
-def shot(page, name, *, full_page=False):
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=full_page)
 
 
 def run_named(name) -> WorkflowRun:

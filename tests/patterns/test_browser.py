@@ -2,43 +2,21 @@
 log in, toggle, create, edit, copy, try a reply, delete refused for a
 built-in, reset with confirmation, and the Chinese UI."""
 
-import os
-import re
-from pathlib import Path
 
 import pytest
-
-# Playwright's sync API runs an event loop in this thread; Django's ORM calls
-# made by the test itself are still synchronous and safe.
-os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-
-from playwright.sync_api import expect, sync_playwright  # noqa: E402
+from playwright.sync_api import expect  # noqa: E402
 
 from patterns.builtins import BUILTINS, seed_builtins  # noqa: E402
 from patterns.models import HermesErrorPattern, PatternChange  # noqa: E402
-from tests.factories import PatternFactory, UserFactory  # noqa: E402
+from tests.browser import browser, log_in, new_page, shot  # noqa: F401  (browser is a fixture)
+from tests.factories import PatternFactory  # noqa: E402
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
-SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-output" / "screenshots"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--no-first-run", "--disable-sync"]
-PASSWORD = "pass-word-123"
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
-
 
 @pytest.fixture
-def page(browser):
-    context = browser.new_context(viewport={"width": 1400, "height": 900}, locale="en-US")
-    context.set_default_timeout(15_000)
-    tab = context.new_page()
+def page(browser):  # noqa: F811
+    context, tab = new_page(browser)
     yield tab
     context.close()
 
@@ -47,19 +25,8 @@ def page(browser):
 def ops(live_server, page):
     """Built-ins seeded, a staff user logged in through the login page, on /patterns/."""
     seed_builtins()
-    staff = UserFactory(is_staff=True)
-    page.goto(f"{live_server.url}/patterns/")
-    expect(page).to_have_url(re.compile(r"/accounts/login/\?next=/patterns/$"))
-    page.fill("#id_username", staff.username)
-    page.fill("#id_password", PASSWORD)
-    page.click("button[type=submit].primary")
-    expect(page).to_have_url(f"{live_server.url}/patterns/")
+    log_in(page, base_url=live_server.url, path="/patterns/")
     return page
-
-
-def shot(page, name, *, full_page=False):
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=full_page)
 
 
 def row_of(page, pattern):
