@@ -31,7 +31,7 @@ run: install migrate
 	$(BIN)/python manage.py collectstatic --no-input --verbosity 0
 	$(BIN)/python manage.py ensure_admin
 	@echo "Serving Hermes Ops on http://$(HOST):$(PORT)/ (Ctrl-C stops it)"
-	$(BIN)/gunicorn project.wsgi --bind $(HOST):$(PORT) --workers $(WORKERS) --access-logfile - --graceful-timeout 5
+	$(BIN)/gunicorn project.wsgi --bind $(HOST):$(PORT) --workers $(WORKERS) --access-logfile - --graceful-timeout 5 --no-control-socket
 
 test: install-dev
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
