@@ -67,7 +67,7 @@ def start_hermes_ops(workdir: Path) -> tuple[subprocess.Popen, str, dict]:
     manage = [sys.executable, str(REPO / "manage.py")]
     subprocess.run(manage + ["migrate", "--no-input", "-v", "0"], cwd=REPO, env=env, check=True)
     gunicorn = [sys.executable, "-m", "gunicorn", "project.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", "2",
-                "--log-level", "warning"]
+                "--log-level", "warning", "--no-control-socket"]
     server = subprocess.Popen(gunicorn, cwd=REPO, env=env, stdout=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:

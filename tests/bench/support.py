@@ -103,7 +103,7 @@ def bench_server() -> int:
     gunicorn = Path(sys.executable).with_name("gunicorn")
     process = subprocess.Popen(
         [str(gunicorn), "project.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", str(WORKERS),
-         "--log-level", "warning"],
+         "--log-level", "warning", "--no-control-socket"],
         cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )
     _state["process"] = process
