@@ -37,11 +37,15 @@ def test_manage_py_runs_normally_with_good_values(tmp_path):
 
 
 @pytest.mark.slow
-def test_gunicorn_stops_with_the_configuration_error_and_no_traceback(tmp_path):
+def test_gunicorn_stops_with_the_configuration_error_and_no_settings_traceback(tmp_path):
     done = subprocess.run(
-        [GUNICORN, "project.wsgi", "--bind", "127.0.0.1:0", "--workers", "2", "--no-control-socket"],
+        [GUNICORN, "project.wsgi", "--bind", "127.0.0.1:0", "--workers", "1", "--no-control-socket"],
         cwd=ROOT, env=bad_env(tmp_path, MAX_BODY_BYTES="abc"), capture_output=True, text=True, timeout=120,
     )
-    assert done.returncode == 4
+    # gunicorn's master exits 4 ("App failed to load"), or 1 with its own
+    # HaltServer traceback when the worker's exit races its main loop; either
+    # way it stops, and our settings error is one line, not a traceback.
+    assert done.returncode in (1, 4)
     assert "Configuration error: MAX_BODY_BYTES='abc' is not an integer." in done.stderr
-    assert "Traceback" not in done.stderr and "App failed to load" in done.stderr
+    assert "App failed to load" in done.stderr
+    assert "ImproperlyConfigured" not in done.stderr and "project/settings.py" not in done.stderr
