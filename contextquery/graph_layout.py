@@ -33,7 +33,9 @@ SKIP_LIFT = 26
 #: A curve closer than this to a box counts as running through it (pixels).
 BOX_PAD = 4
 MARGIN = 20
-NAME_CHARS = 20
+#: Node names are cut to this many characters: 12 px bold text in a 150 px box
+#: holds about 17 of the widest common glyphs.
+NAME_CHARS = 17
 
 
 @dataclass(frozen=True)

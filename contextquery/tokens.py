@@ -306,7 +306,7 @@ def context_query_curl_lines(*, context_query: dict, node_id: str) -> list[str]:
         "meta": {"runId": run_id, "nodeId": node_id, "kind": "ALL"},
     }
     return [
-        f"curl -s -X POST {base}/internal/context/{endpoint} -H 'X-Context-Token: {token}' "
+        f"curl -s -w '\\n' -X POST {base}/internal/context/{endpoint} -H 'X-Context-Token: {token}' "
         f"-H 'Content-Type: application/json' -d '{json.dumps(body)}'"
         for endpoint, body in bodies.items()
     ]

@@ -59,6 +59,11 @@ class PayloadTooLarge(exceptions.APIException):
         super().__init__(f"The request body is larger than the limit of {settings.MAX_BODY_BYTES} bytes.")
 
 
+def _where(path: str) -> str:
+    """Where in the body a problem is, for a message: ``at 'logs[0]'`` or ``at the top level``."""
+    return f"at '{path}'" if path else "at the top level"
+
+
 def json_problems(value, *, max_depth: int) -> tuple[str, str] | None:
     """Why parsed JSON ``value`` is refused: ``(field, sentence)``, or None.
 
@@ -78,7 +83,7 @@ def json_problems(value, *, max_depth: int) -> tuple[str, str] | None:
             for key, child in item.items():
                 if "\x00" in key:
                     return (where or NON_FIELD_ERRORS,
-                            f"A key at '{where or '$'}' contains a NUL character, which is not allowed.")
+                            f"A key {_where(where)} contains a NUL character, which is not allowed.")
                 stack.append((child, depth + 1, f"{where}.{key}" if where else key))
         elif isinstance(item, list):
             if depth > max_depth:
@@ -86,8 +91,9 @@ def json_problems(value, *, max_depth: int) -> tuple[str, str] | None:
             for index, child in enumerate(item):
                 stack.append((child, depth + 1, f"{where}[{index}]"))
         elif isinstance(item, str) and "\x00" in item:
-            return (where or NON_FIELD_ERRORS,
-                    f"The field '{where or '$'}' contains a NUL character, which is not allowed.")
+            if not where:
+                return (NON_FIELD_ERRORS, "The body is a string with a NUL character, which is not allowed.")
+            return (where, f"The field '{where}' contains a NUL character, which is not allowed.")
     return None
 
 
@@ -291,7 +297,7 @@ class Pagination(PageNumberPagination):
             size = 0
         if not 1 <= size <= self.max_page_size:
             raise UnprocessableEntity(
-                f"pageSize must be an integer from 1 to {self.max_page_size}, not {raw!r}.", field="pageSize"
+                f"pageSize: must be an integer from 1 to {self.max_page_size}, not {raw!r}.", field="pageSize"
             )
         return size
 
@@ -322,7 +328,11 @@ class Pagination(PageNumberPagination):
 def json_error(status_code: int, message: str, data=None, headers=None) -> JsonResponse:
     """A plain Django JsonResponse carrying an error envelope (for middleware
     and URL-level handlers that run outside DRF)."""
-    response = JsonResponse(envelope(status_code, message, data), status=status_code, json_dumps_params={"ensure_ascii": False})
+    response = JsonResponse(
+        envelope(status_code, message, data),
+        status=status_code,
+        json_dumps_params={"ensure_ascii": False, "separators": (",", ":")},  # compact, as DRF writes
+    )
     for key, value in (headers or {}).items():
         response[key] = value
     return response

@@ -5,6 +5,7 @@ from itertools import pairwise
 
 from contextquery.graph_layout import (
     COL_GAP,
+    NAME_CHARS,
     NODE_H,
     NODE_W,
     canvas_layers,
@@ -118,7 +119,7 @@ def test_a_backward_hop_arcs_above_the_boxes():
 def test_long_names_are_clipped_on_the_box_but_kept_whole():
     graph = {"nodes": [{"id": "A", "name": "A very long node name that does not fit"}], "edges": []}
     (box,) = graph_picture(graph=graph, visits=[]).nodes
-    assert box.label.endswith("…") and len(box.label) == 20 and box.name.startswith("A very long")
+    assert box.label.endswith("…") and len(box.label) == NAME_CHARS and box.name.startswith("A very long")
 
 
 def skip_run():
