@@ -219,6 +219,16 @@ def test_reset_shows_a_confirmation_and_changes_nothing_until_confirmed(staff_br
     assert HermesErrorPattern.objects.filter(pk=custom.pk).exists()
 
 
+def test_the_reset_confirmation_names_the_custom_patterns_it_deletes(staff_browser, custom):
+    page = staff_browser.get("/patterns/reset/").content.decode()
+    assert "This deletes the 1 custom pattern" in page
+
+
+def test_the_reset_confirmation_says_when_there_is_no_custom_pattern(staff_browser):
+    page = staff_browser.get("/patterns/reset/").content.decode()
+    assert "There are no custom patterns to delete." in page and "all 0" not in page
+
+
 def test_confirmed_reset_restores_the_defaults(staff_browser, custom):
     response = staff_browser.post("/patterns/reset/")
     assert response.status_code == 302
