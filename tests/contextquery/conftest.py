@@ -11,6 +11,16 @@ from tests.conftest import token_client
 from tests.contextquery.factories import CHAIN, EngineUserFactory
 from tests.factories import UserFactory
 
+# Fixtures shared by the context-query and agent-side tests, registered once here.
+from tests.contextquery.agent_fixtures import (  # noqa: E402,F401,I001
+    engine_api,
+    hermes_process_state,
+    live_chain,
+    live_flyback,
+    scripted_server,
+)
+from tests.contextquery.context_fixtures import ask, branches, clock, engine, flyback, issue, make_run  # noqa: E402,F401
+
 
 def envelope(response, status: int) -> dict:
     """Check ``response`` has ``status`` and the envelope; return its ``data``."""

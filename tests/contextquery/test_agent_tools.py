@@ -19,16 +19,7 @@ from contextquery.agent_tools import (
     get_node_output,
     get_predecessor_paths,
 )
-from tests.contextquery.agent_fixtures import (  # noqa: F401
-    CHAIN,
-    OUTPUT_A,
-    engine,
-    flyback,
-    issue,
-    live_chain,
-    live_flyback,
-    make_run,
-)
+from tests.contextquery.agent_fixtures import CHAIN, OUTPUT_A
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

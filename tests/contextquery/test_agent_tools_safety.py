@@ -12,7 +12,7 @@ import pytest
 
 from contextquery import agent_tools
 from contextquery.agent_tools import ContextQueryConfig, bind, get_node_output, get_predecessor_paths
-from tests.contextquery.agent_fixtures import envelope, scripted_server  # noqa: F401
+from tests.contextquery.agent_fixtures import envelope
 
 TOKEN = "0123456789abcdef" * 3
 PATH_DATA = {"visitUuids": ["v1", "v2"], "nodeIds": ["A", "B"], "backtrackEdgeKeys": [], "truncated": False,

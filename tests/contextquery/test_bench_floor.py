@@ -8,13 +8,6 @@ from django.test import RequestFactory
 
 from contextquery.api.bench_views import FloorQueryView, plain_view
 from contextquery.models import ContextRead, Visit
-from tests.contextquery.context_fixtures import (  # noqa: F401 (fixtures)
-    ask,
-    engine,
-    flyback,
-    issue,
-    make_run,
-)
 
 pytestmark = pytest.mark.django_db
 

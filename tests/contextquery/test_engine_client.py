@@ -11,14 +11,7 @@ import pytest
 from contextquery import engine_client as ec
 from contextquery.agent_tools import ContextQueryConfig, bind, get_node_output
 from contextquery.models import ContextToken
-from tests.contextquery.agent_fixtures import (  # noqa: F401
-    OUTPUT_A,
-    TWO_NODES,
-    engine_api,
-    envelope,
-    record_a_then_b,
-    scripted_server,
-)
+from tests.contextquery.agent_fixtures import OUTPUT_A, TWO_NODES, envelope, record_a_then_b
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

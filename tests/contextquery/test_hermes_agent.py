@@ -15,15 +15,7 @@ import pytest
 
 from contextquery import agent_tools, hermes_runner, mcp_server
 from contextquery.agent_tools import ContextQueryConfig
-from tests.contextquery.agent_fixtures import (  # noqa: F401
-    OUTPUT_A,
-    REPO,
-    engine_api,
-    hermes_process_state,
-    http_server,
-    record_a_then_b,
-    scripted_server,
-)
+from tests.contextquery.agent_fixtures import REPO, http_server, record_a_then_b
 from tests.contextquery.fake_llm import FakeLLMServer, answer, http_error, json_block, last_tool_result, tool_calls
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow, pytest.mark.usefixtures("hermes_process_state")]

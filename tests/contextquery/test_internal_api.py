@@ -7,17 +7,7 @@ from django.test import override_settings
 
 from contextquery import tokens
 from contextquery.models import ContextRead, ContextToken, Visit
-from tests.contextquery.context_fixtures import (  # noqa: F401 (fixtures)
-    CHAIN,
-    ask,
-    body_of,
-    branches,
-    clock,
-    engine,
-    flyback,
-    issue,
-    make_run,
-)
+from tests.contextquery.context_fixtures import CHAIN, body_of
 
 pytestmark = pytest.mark.django_db
 

@@ -20,7 +20,6 @@ from django.db import connection
 
 from contextquery.models import ContextRead, ContextToken, Visit
 from tests.conftest import token_client
-from tests.contextquery.context_fixtures import engine, flyback, issue, make_run  # noqa: F401 (fixtures)
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 

@@ -17,18 +17,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from contextquery import mcp_server
 from contextquery.agent_tools import TOOL_NAMES, ContextQueryConfig
-from tests.contextquery.agent_fixtures import (  # noqa: F401
-    OUTPUT_A,
-    REPO,
-    free_port,
-    http_server,
-    engine,
-    flyback,
-    issue,
-    live_chain,
-    live_flyback,
-    make_run,
-)
+from tests.contextquery.agent_fixtures import OUTPUT_A, REPO, free_port, http_server
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 

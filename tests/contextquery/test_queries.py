@@ -8,7 +8,7 @@ from contextquery import queries, tokens
 from contextquery.models import Visit
 from contextquery.queries import field_select, meta_content
 from project.errors import NotFound
-from tests.contextquery.context_fixtures import CHAIN, branches, engine, flyback, make_run  # noqa: F401 (fixtures)
+from tests.contextquery.context_fixtures import CHAIN
 
 
 def token_of(visit):

@@ -11,16 +11,6 @@ from django.test.utils import CaptureQueriesContext
 
 from contextquery import queries, tokens
 from contextquery.models import ContextToken, Visit
-from tests.contextquery.context_fixtures import (  # noqa: F401 (fixtures)
-    ask,
-    body_of,
-    branches,
-    clock,
-    engine,
-    flyback,
-    issue,
-    make_run,
-)
 
 pytestmark = pytest.mark.django_db
 

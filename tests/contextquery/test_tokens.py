@@ -12,16 +12,7 @@ from contextquery import tokens
 from contextquery.models import ContextToken
 from project.errors import Conflict, LimitReached, Unauthorized, Unavailable
 from tests.conftest import token_client
-from tests.contextquery.context_fixtures import (  # noqa: F401 (fixtures)
-    CHAIN,
-    ask,
-    body_of,
-    clock,
-    engine,
-    flyback,
-    issue,
-    make_run,
-)
+from tests.contextquery.context_fixtures import CHAIN, body_of
 
 pytestmark = pytest.mark.django_db
 
