@@ -166,34 +166,13 @@ def _join(path: str, key) -> str:
     return f"{path}.{key}" if path else str(key)
 
 
-def _first_message(errors_dict) -> str:
-    """One sentence from DRF's nested error structure, naming the field."""
-
-    def walk(value, path):
-        if isinstance(value, dict):
-            for key, child in value.items():
-                found = walk(child, _join(path, key) if key != "non_field_errors" else path)
-                if found:
-                    return found
-        elif isinstance(value, list):
-            for index, child in enumerate(value):
-                if isinstance(child, (dict, list)):
-                    found = walk(child, f"{path}[{index}]")
-                else:
-                    found = (path, str(child))
-                if found:
-                    return found
-        elif value:
-            return (path, str(value))
-        return None
-
-    found = walk(errors_dict, "")
-    if not found:
-        return "The request is not valid."
-    path, text = found
-    if not path or path == "non_field_errors":
-        return text
-    return f"{path}: {text}"
+def _first_message(detail) -> str:
+    """One sentence from DRF's nested error structure, naming the field
+    (the first message of :func:`_flatten_errors`)."""
+    for field, messages in _flatten_errors(detail).items():
+        if messages:
+            return messages[0] if field == NON_FIELD_ERRORS else f"{field}: {messages[0]}"
+    return "The request is not valid."
 
 
 def _flatten_errors(detail) -> dict[str, list[str]]:
