@@ -7,14 +7,14 @@ HOST   ?= 127.0.0.1
 PORT   ?= 8000
 WORKERS ?= 2
 
-.PHONY: run install install-dev migrate test bench bench-scale demo soak clean messages
+.PHONY: run install install-dev migrate test lint bench bench-scale demo soak clean messages
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(PIP) install --quiet -e .
+	$(PIP) install --quiet -e '.[server]'
 	touch $@
 
 $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
@@ -33,8 +33,16 @@ run: install migrate
 	@echo "Serving Hermes Ops on http://$(HOST):$(PORT)/ (Ctrl-C stops it)"
 	$(BIN)/gunicorn project.wsgi --bind $(HOST):$(PORT) --workers $(WORKERS) --access-logfile - --graceful-timeout 5 --no-control-socket
 
+# ruff first (lint and format, configured in pyproject.toml), then the whole suite on two processes.
+PYTEST_ARGS ?= -n 2
 test: install-dev
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: install-dev
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
 
 bench: install-dev
 	$(BIN)/python -m tests.bench.run
@@ -47,13 +55,13 @@ bench-scale: install-dev
 # The agent side end to end on a throw-away SQLite Hermes Ops: a real
 # hermes-agent reads node A through the context tools, then a 429 ends as FAILED.
 demo: install-dev
-	$(BIN)/python -m contextquery.demo
+	$(BIN)/python -m demo
 
 # The hardening suite, longer: 60 fuzz examples per operation and mode (CI: 6) and
 # 10,000 random tokens per scheme (CI: 5,000). Prints its figures.
 soak: install-dev
 	HARDENING_FUZZ_EXAMPLES=$${HARDENING_FUZZ_EXAMPLES:-60} HARDENING_RANDOM_TOKENS=$${HARDENING_RANDOM_TOKENS:-10000} \
-		$(BIN)/python -m pytest tests/hardening -q -s $(PYTEST_ARGS)
+		$(BIN)/python -m pytest tests/hardening -q -s $(SOAK_ARGS)
 
 clean:
 	rm -rf $(VENV) var/staticfiles test-output

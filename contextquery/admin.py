@@ -18,8 +18,6 @@ from django.utils.translation import gettext_lazy as _
 
 from contextquery.models import ContextRead, ContextToken, Visit, VisitLog, WorkflowRun
 
-HASH_PREFIX_CHARS = 8
-
 
 def pretty_json(value):
     """JSON shown indented in a ``<pre>``, escaped."""
@@ -37,14 +35,6 @@ def admin_link(obj, text=None):
     meta = obj._meta
     url = reverse(f"admin:{meta.app_label}_{meta.model_name}_change", args=[obj.pk])
     return format_html('<a href="{}">{}</a>', url, text if text is not None else str(obj))
-
-
-def token_state(token: ContextToken, now=None) -> str:
-    """``revoked`` | ``expired`` | ``live``."""
-    now = now or timezone.now()
-    if token.revoked_at is not None:
-        return "revoked"
-    return "expired" if token.expires_at <= now else "live"
 
 
 class ReadOnlyMixin:
@@ -145,11 +135,11 @@ class TokenDisplayMixin:
 
     @admin.display(description=_("hash prefix"))
     def hash_prefix(self, token):
-        return f"{token.token_hash[:HASH_PREFIX_CHARS]}…"
+        return f"{token.hash_prefix}…"
 
     @admin.display(description=_("state"))
     def state(self, token):
-        return token_state(token)
+        return token.state()
 
 
 class ContextTokenInline(TokenDisplayMixin, ReadOnlyInline):
@@ -167,15 +157,38 @@ class VisitAdmin(UndeletableMixin, ReadOnlyMixin, admin.ModelAdmin):
     list_select_related = ["run", "matched_pattern"]
     ordering = ["-started_at", "-id"]
     fieldsets = [
-        (None, {"fields": ["visit_uuid", "run_link", "node_id", "node_type", "node_name", "iter_seq", "sort_order",
-                           "parents", "status", "started_at", "ended_at"]}),  # fmt: skip
+        (
+            None,
+            {
+                "fields": [
+                    "visit_uuid",
+                    "run_link",
+                    "node_id",
+                    "node_type",
+                    "node_name",
+                    "iter_seq",
+                    "sort_order",
+                    "parents",
+                    "status",
+                    "started_at",
+                    "ended_at",
+                ]
+            },
+        ),  # fmt: skip
         (_("Input and output"), {"fields": ["input_pretty", "output_pretty", "final_text"]}),
         (
             _("Failure"),
             {
-                "fields": ["failure_reason", "failure_category", "retryable", "run_action", "pattern_link",
-                           "matched_pattern_key", "matched_pattern_name", "matched_pattern_text",
-                           "false_positive_at", "false_positive_by", "false_positive_note"]  # fmt: skip
+                "fields": [
+                    "failure_reason",
+                    "failure_category",
+                    "retryable",
+                    "run_action",
+                    "pattern_link",
+                    "matched_pattern_key",
+                    "matched_pattern_name",
+                    "matched_pattern_text",
+                ]  # fmt: skip
             },
         ),
         (_("Counters"), {"fields": ["log_counter", "query_count"]}),

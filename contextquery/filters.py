@@ -27,10 +27,11 @@ class UtcIsoDateTimeField(django_filters.fields.IsoDateTimeField):
         if value is None:
             return None
         try:
-            return value.astimezone(datetime.timezone.utc)
+            return value.astimezone(datetime.UTC)
         except OverflowError:
-            raise forms.ValidationError(_("Enter a date-time between the years 1 and 9999 in UTC."),
-                                        code="invalid") from None
+            raise forms.ValidationError(
+                _("Enter a date-time between the years 1 and 9999 in UTC."), code="invalid"
+            ) from None
 
 
 class UtcIsoDateTimeFilter(django_filters.IsoDateTimeFilter):
@@ -42,13 +43,9 @@ class RunFilter(django_filters.FilterSet):
 
     status = django_filters.ChoiceFilter(choices=RunStatus.choices, label=_("Status"))
     mode = django_filters.ChoiceFilter(choices=RunMode.choices, label=_("Mode"))
-    workflowId = django_filters.CharFilter(field_name="workflow_id", label=_("Workflow id"))  # noqa: N815
-    startedAfter = UtcIsoDateTimeFilter(  # noqa: N815
-        field_name="started_at", lookup_expr="gte", label=_("Started at or after")
-    )
-    startedBefore = UtcIsoDateTimeFilter(  # noqa: N815
-        field_name="started_at", lookup_expr="lte", label=_("Started at or before")
-    )
+    workflowId = django_filters.CharFilter(field_name="workflow_id", label=_("Workflow id"))
+    startedAfter = UtcIsoDateTimeFilter(field_name="started_at", lookup_expr="gte", label=_("Started at or after"))
+    startedBefore = UtcIsoDateTimeFilter(field_name="started_at", lookup_expr="lte", label=_("Started at or before"))
     search = django_filters.CharFilter(method="filter_search", label=_("Search (run id, workflow)"))
 
     class Meta:
@@ -68,7 +65,7 @@ class VisitFilter(django_filters.FilterSet):
     """Filters of a run's visit list: ``status``, ``nodeId``."""
 
     status = django_filters.ChoiceFilter(choices=VisitStatus.choices, label=_("Status"))
-    nodeId = django_filters.CharFilter(field_name="node_id", label=_("Node id"))  # noqa: N815
+    nodeId = django_filters.CharFilter(field_name="node_id", label=_("Node id"))
 
     class Meta:
         model = Visit

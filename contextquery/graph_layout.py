@@ -15,8 +15,8 @@ graphs.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Mapping
 
 import networkx as nx
 
@@ -229,8 +229,14 @@ def _clip(text: str) -> str:
 Point = tuple[float, float]
 
 
-def _hop(src: NodeBox, dst: NodeBox, count: int, kind: str, column_of: Mapping[str, int],
-         columns: Mapping[int, list[NodeBox]]) -> Hop:
+def _hop(
+    src: NodeBox,
+    dst: NodeBox,
+    count: int,
+    kind: str,
+    column_of: Mapping[str, int],
+    columns: Mapping[int, list[NodeBox]],
+) -> Hop:
     """SVG geometry: forward hops run right side → left side; a hop to the same
     node loops above it; any other hop (back, or within a column) arcs above
     the boxes so it never hides behind the forward lines. A forward hop that
@@ -266,27 +272,34 @@ def _over(src: NodeBox, dst: NodeBox, count: int, kind: str, *, top: float) -> H
     sx, sy, dx, dy = src.x + NODE_W, src.cy, dst.x, dst.cy
     gx0, gx1 = sx + COL_GAP * 0.3, dx - COL_GAP * 0.3
     r = 10.0
-    d = (f"M{sx:.1f},{sy:.1f} L{gx0 - r:.1f},{sy:.1f} Q{gx0:.1f},{sy:.1f} {gx0:.1f},{sy - r:.1f} "
-         f"L{gx0:.1f},{top + r:.1f} Q{gx0:.1f},{top:.1f} {gx0 + r:.1f},{top:.1f} "
-         f"L{gx1 - r:.1f},{top:.1f} Q{gx1:.1f},{top:.1f} {gx1:.1f},{top + r:.1f} "
-         f"L{gx1:.1f},{dy - r:.1f} Q{gx1:.1f},{dy:.1f} {gx1 + r:.1f},{dy:.1f} L{dx:.1f},{dy:.1f}")
-    return Hop(source=src.node_id, target=dst.node_id, kind=kind, count=count, d=d,
-               label_x=(gx0 + gx1) / 2, label_y=top - 4)
+    d = (
+        f"M{sx:.1f},{sy:.1f} L{gx0 - r:.1f},{sy:.1f} Q{gx0:.1f},{sy:.1f} {gx0:.1f},{sy - r:.1f} "
+        f"L{gx0:.1f},{top + r:.1f} Q{gx0:.1f},{top:.1f} {gx0 + r:.1f},{top:.1f} "
+        f"L{gx1 - r:.1f},{top:.1f} Q{gx1:.1f},{top:.1f} {gx1:.1f},{top + r:.1f} "
+        f"L{gx1:.1f},{dy - r:.1f} Q{gx1:.1f},{dy:.1f} {gx1 + r:.1f},{dy:.1f} L{dx:.1f},{dy:.1f}"
+    )
+    return Hop(
+        source=src.node_id, target=dst.node_id, kind=kind, count=count, d=d, label_x=(gx0 + gx1) / 2, label_y=top - 4
+    )
 
 
 def _bezier(points, t: float) -> Point:
     (ax, ay), (bx, by), (cx, cy), (dx, dy) = points
     u = 1 - t
-    return (u**3 * ax + 3 * u * u * t * bx + 3 * u * t * t * cx + t**3 * dx,
-            u**3 * ay + 3 * u * u * t * by + 3 * u * t * t * cy + t**3 * dy)
+    return (
+        u**3 * ax + 3 * u * u * t * bx + 3 * u * t * t * cx + t**3 * dx,
+        u**3 * ay + 3 * u * u * t * by + 3 * u * t * t * cy + t**3 * dy,
+    )
 
 
 def _crosses(points, box: NodeBox, samples: int = 48) -> bool:
     """Does the cubic curve through ``points`` pass within BOX_PAD of ``box``?"""
     left, right = box.x - BOX_PAD, box.x + NODE_W + BOX_PAD
     upper, lower = box.y - BOX_PAD, box.y + NODE_H + BOX_PAD
-    return any(left <= x <= right and upper <= y <= lower
-               for x, y in (_bezier(points, i / samples) for i in range(samples + 1)))
+    return any(
+        left <= x <= right and upper <= y <= lower
+        for x, y in (_bezier(points, i / samples) for i in range(samples + 1))
+    )
 
 
 __all__ = ["BACKTRACK", "EDGE", "JUMP", "Hop", "NodeBox", "Picture", "canvas_layers", "graph_picture"]

@@ -6,6 +6,7 @@ import uuid
 from django.conf import settings
 from django.db import models
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from patterns.models import Category
@@ -126,11 +127,6 @@ class Visit(models.Model):
     completion = models.JSONField(null=True, blank=True, editable=False)
     log_counter = models.PositiveIntegerField(default=0, editable=False)
     query_count = models.PositiveIntegerField(_("context queries"), default=0, editable=False)
-    false_positive_at = models.DateTimeField(_("marked false positive"), null=True, blank=True)
-    false_positive_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    false_positive_note = models.TextField(_("false positive note"), blank=True, default="")
     started_at = models.DateTimeField(_("started"))
     ended_at = models.DateTimeField(_("ended"), null=True, blank=True)
 
@@ -204,8 +200,22 @@ class ContextToken(models.Model):
             models.Index(fields=["expires_at"], name="token_expiry"),
         ]
 
+    #: How much of the hash pages and the admin show.
+    HASH_PREFIX_CHARS = 8
+
     def __str__(self):
-        return f"{self.token_hash[:8]}…"
+        return f"{self.hash_prefix}…"
+
+    @property
+    def hash_prefix(self) -> str:
+        """The first characters of the stored hash: enough to tell tokens apart, never the token."""
+        return self.token_hash[: self.HASH_PREFIX_CHARS]
+
+    def state(self, now=None) -> str:
+        """``revoked`` | ``expired`` | ``live`` at ``now`` (default: now)."""
+        if self.revoked_at is not None:
+            return "revoked"
+        return "expired" if self.expires_at <= (now or timezone.now()) else "live"
 
 
 class ContextRead(models.Model):

@@ -15,8 +15,8 @@ hang on either.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Iterable, Mapping
 
 MAX_PATHS = 100
 MAX_PATH_DEPTH = 200
@@ -60,7 +60,7 @@ class Canvas:
     """A run's canvas with edge lookups and memoised ancestor sets.
 
     Built from ``{nodes: [{id}], edges: [{source, target}]}``; malformed entries
-    are ignored (validation belongs to ``ingest``).
+    are ignored (validation belongs to :mod:`contextquery.canvas`).
     """
 
     __slots__ = ("node_ids", "edges", "predecessors", "_ancestors")
@@ -331,4 +331,3 @@ def path_graph(
         backtrack_edge_keys=list(edge_keys),
         truncated=truncated,
     )
-

@@ -18,16 +18,13 @@ from django.db import connection
 from django.db.models import F
 
 from contextquery import paths
+from contextquery.client.wire import META_KINDS
 from contextquery.models import ContextToken, LogType, Visit, VisitLog, VisitStatus
 from contextquery.tokens import config
 from contextquery.truncation import fit_json
 from project.errors import LimitReached, NotFound
 
-KIND_THINKING = "THINKING"
-KIND_TOOL_CALLS = "TOOL_CALLS"
-KIND_TODO = "TODO"
-KIND_ALL = "ALL"
-META_KINDS = (KIND_THINKING, KIND_TOOL_CALLS, KIND_TODO, KIND_ALL)
+KIND_THINKING, KIND_TOOL_CALLS, KIND_TODO, KIND_ALL = META_KINDS
 
 _KIND_LOG_TYPES = {
     KIND_THINKING: (LogType.THINKING,),
@@ -99,7 +96,7 @@ def _scope_rows(run_id: int) -> list[tuple]:
         rows = cursor.fetchall()
     # Both backends hand JSON columns over as text (Django decodes in from_db_value).
     parents = json.loads("[" + ",".join("null" if r[4] is None else r[4] for r in rows) + "]")
-    return [(r[0], _uuid_text(r[1]), r[2], r[3], p, r[5], r[6]) for r, p in zip(rows, parents)]
+    return [(r[0], _uuid_text(r[1]), r[2], r[3], p, r[5], r[6]) for r, p in zip(rows, parents, strict=False)]
 
 
 def _scope(token: ContextToken) -> Scope:
@@ -133,7 +130,9 @@ def _resolve_node_visit(scope: Scope, *, node_id: str, iter_seq: int | None) -> 
     latest one among the predecessors. Raises ``NotFound``."""
     visits = scope.visits_of(node_id)
     if not visits:
-        raise NotFound(f"Node '{node_id}' has not been visited in this run, so it is not a predecessor of the current visit.")
+        raise NotFound(
+            f"Node '{node_id}' has not been visited in this run, so it is not a predecessor of the current visit."
+        )
     if iter_seq is not None:
         for uuid in visits:
             if scope.iter_seqs[uuid] == iter_seq:
@@ -231,7 +230,12 @@ def _envelope_parts(output, status: str):
 
 
 def output_query(
-    *, token: ContextToken, node_id: str, field: str | None = None, iter_seq: int | None = None, max_bytes: int | None = None
+    *,
+    token: ContextToken,
+    node_id: str,
+    field: str | None = None,
+    iter_seq: int | None = None,
+    max_bytes: int | None = None,
 ) -> dict:
     """A predecessor's output (SPEC §4.5):
     ``{nodeId, iterSeq, visitUuid, status, message, data, requestedField, truncated, originalBytes}``.
@@ -299,7 +303,12 @@ def meta_content(logs: list[dict], kind: str) -> dict:
         content["todoList"] = todos[-1] if todos else None
     if kind == KIND_ALL:
         content["logs"] = [
-            {"type": log["type"], "timestamp": _iso(log["timestamp"]), "message": log["message"], "detail": log["detail"]}
+            {
+                "type": log["type"],
+                "timestamp": _iso(log["timestamp"]),
+                "message": log["message"],
+                "detail": log["detail"],
+            }
             for log in logs
         ]
     return content

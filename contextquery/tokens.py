@@ -9,7 +9,7 @@ visit completes or its run finishes. At most ``MAX_TOKENS_PER_VISIT`` are live
 per visit. Dead rows are purged :data:`TOKEN_PURGE_GRACE` (24 hours) after they
 died, so a finished visit still lists its tokens for a while.
 
-Functions ``ingest`` calls (the agreed contract): :func:`context_query_object`,
+Functions the recording and judgement rules call: :func:`context_query_object`,
 :func:`tokens_touch`, :func:`tokens_revoke_for_visit`, :func:`tokens_revoke_for_run`.
 
 A token's text never goes to a log: use :func:`token_mask` (first 4 characters
@@ -33,13 +33,13 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from contextquery.client.wire import CONTEXT_ENDPOINTS, TOKEN_HEADER, TOKEN_HEX_CHARS, token_mask
 from contextquery.models import ContextToken, RunStatus, Visit, VisitStatus, WorkflowRun
 from project.errors import Conflict, LimitReached, NotFound, Unauthorized, Unavailable
 
 logger = logging.getLogger("hermes_ops.contextquery.tokens")
 
-TOKEN_HEX_CHARS = 48
-_TOKEN_RE = re.compile(r"[0-9a-f]{48}")
+_TOKEN_RE = re.compile(rf"[0-9a-f]{{{TOKEN_HEX_CHARS}}}")
 _PURGE_CACHE_KEY = "contextquery:tokens:last-purge"
 
 
@@ -56,11 +56,6 @@ def context_query_enabled() -> bool:
 def token_hash(raw: str) -> str:
     """SHA-256 hex digest of a token's text: what is stored and looked up."""
     return hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def token_mask(raw: str | None) -> str:
-    """The most of a token that may be shown or logged: its first 4 characters and ``***``."""
-    return f"{(raw or '')[:4]}***"
 
 
 def token_is_live(token: ContextToken, *, now: datetime | None = None) -> bool:
@@ -101,7 +96,9 @@ def token_issue(*, visit: Visit) -> IssuedToken:
     with transaction.atomic():
         locked = Visit.objects.select_for_update().select_related("run").get(pk=visit.pk)
         if locked.status != VisitStatus.RUNNING:
-            raise Conflict(f"Visit {locked.visit_uuid} has ended ({locked.status}); tokens are issued only to running visits.")
+            raise Conflict(
+                f"Visit {locked.visit_uuid} has ended ({locked.status}); tokens are issued only to running visits."
+            )
         if locked.run.status != RunStatus.RUNNING:
             raise Conflict(f"Run {locked.run.run_id} has finished ({locked.run.status}); no more tokens are issued.")
         now = timezone.now()
@@ -160,8 +157,17 @@ def context_query_payload(*, issued: IssuedToken, visit: Visit) -> dict:
 
 #: What :func:`token_authenticate` loads; any other field loads on first access.
 _AUTH_FIELDS = (
-    "token_hash", "run_id", "visit_id", "issued_at", "expires_at", "revoked_at",
-    "visit__visit_uuid", "visit__status", "run__run_id", "run__status", "run__graph",
+    "token_hash",
+    "run_id",
+    "visit_id",
+    "issued_at",
+    "expires_at",
+    "revoked_at",
+    "visit__visit_uuid",
+    "visit__status",
+    "run__run_id",
+    "run__status",
+    "run__graph",
 )
 
 
@@ -306,7 +312,7 @@ def context_query_curl_lines(*, context_query: dict, node_id: str) -> list[str]:
         "meta": {"runId": run_id, "nodeId": node_id, "kind": "ALL"},
     }
     return [
-        f"curl -s -w '\\n' -X POST {base}/internal/context/{endpoint} -H 'X-Context-Token: {token}' "
+        f"curl -s -w '\\n' -X POST {base}{CONTEXT_ENDPOINTS[endpoint]} -H '{TOKEN_HEADER}: {token}' "
         f"-H 'Content-Type: application/json' -d '{json.dumps(body)}'"
         for endpoint, body in bodies.items()
     ]

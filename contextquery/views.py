@@ -26,8 +26,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_POST
 
-from contextquery import graph_layout, ingest, verdicts
-from contextquery.admin import HASH_PREFIX_CHARS, token_state
+from contextquery import graph_layout, recording
 from contextquery.filters import RunFilter, VisitFilter
 from contextquery.models import (
     LogType,
@@ -38,6 +37,7 @@ from contextquery.models import (
     WorkflowRun,
 )
 from contextquery.paths import visit_node_of
+from patterns import marks
 from patterns.models import HermesErrorPattern
 from project.errors import Conflict, Forbidden, Invalid, NotFound
 from project.pages import staff_page
@@ -58,14 +58,14 @@ staff_required = staff_page(gettext_lazy("The run pages are for staff users."))
 
 def _run_or_404(run_id: str) -> WorkflowRun:
     try:
-        return ingest.run_get(run_id=run_id)
+        return recording.run_get(run_id=run_id)
     except NotFound as error:
         raise Http404(error.message) from None
 
 
 def _visit_or_404(run: WorkflowRun, visit_uuid) -> Visit:
     try:
-        return ingest.visit_get(run=run, visit_uuid=visit_uuid)
+        return recording.visit_get(run=run, visit_uuid=visit_uuid)
     except NotFound as error:
         raise Http404(error.message) from None
 
@@ -97,24 +97,30 @@ def duration_seconds(visit: Visit) -> float | None:
 @require_GET
 def run_list(request):
     """Runs, newest first, filtered with the API's FilterSet, paginated."""
-    runs = ingest.run_list().annotate(
-        failure_count=Count("visits", filter=Q(visits__status=VisitStatus.FAILED))
-    )
+    runs = recording.run_list().annotate(failure_count=Count("visits", filter=Q(visits__status=VisitStatus.FAILED)))
     run_filter = RunFilter(request.GET or None, queryset=runs)
     found = run_filter.qs if not run_filter.is_bound or run_filter.is_valid() else runs.none()
     page = Paginator(found, PAGE_SIZE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
-    workflows = (WorkflowRun.objects.exclude(workflow_id="").order_by("workflow_id")
-                 .values_list("workflow_id", flat=True).distinct()[:200])
-    return render(request, "contextquery/run_list.html", {
-        "filter": run_filter,
-        "page_obj": page,
-        "query": query.urlencode(),
-        "statuses": RunStatus.choices,
-        "modes": RunMode.choices,
-        "workflows": list(workflows),
-    })
+    workflows = (
+        WorkflowRun.objects.exclude(workflow_id="")
+        .order_by("workflow_id")
+        .values_list("workflow_id", flat=True)
+        .distinct()[:200]
+    )
+    return render(
+        request,
+        "contextquery/run_list.html",
+        {
+            "filter": run_filter,
+            "page_obj": page,
+            "query": query.urlencode(),
+            "statuses": RunStatus.choices,
+            "modes": RunMode.choices,
+            "workflows": list(workflows),
+        },
+    )
 
 
 def _node_href(run: WorkflowRun):
@@ -132,8 +138,10 @@ def run_detail(request, run_id):
     """The graph picture above the visit timeline (filtered by node or status)."""
     run = _run_or_404(run_id)
     visits = list(
-        Visit.objects.filter(run=run).select_related("matched_pattern", "false_positive_by")
-        .defer("output", "input", "final_text", "registration", "completion").order_by("sort_order")
+        recording.with_false_positive(Visit.objects.filter(run=run))
+        .select_related("matched_pattern")
+        .defer("output", "input", "final_text", "registration", "completion")
+        .order_by("sort_order")
     )
     picture = graph_layout.graph_picture(
         graph=run.graph, visits=[visit_node_of(v) for v in visits], node_href=_node_href(run)
@@ -144,19 +152,24 @@ def run_detail(request, run_id):
         wanted = set(visit_filter.qs.values_list("pk", flat=True))
         shown = [v for v in visits if v.pk in wanted]
     by_uuid = {str(v.visit_uuid): v for v in visits}
-    rows = [{"visit": v, "duration": duration_seconds(v),
-             "parents": [by_uuid[p] for p in v.parent_uuids if p in by_uuid]}
-            for v in shown]
-    return render(request, "contextquery/run_detail.html", {
-        "run": run,
-        "picture": picture,
-        "rows": rows,
-        "visit_filter": visit_filter,
-        "visit_statuses": VisitStatus.choices,
-        "node_ids": list(dict.fromkeys(v.node_id for v in visits)),
-        "filtered": bool(request.GET),
-        "failed_count": sum(1 for v in visits if v.status == VisitStatus.FAILED),
-    })
+    rows = [
+        {"visit": v, "duration": duration_seconds(v), "parents": [by_uuid[p] for p in v.parent_uuids if p in by_uuid]}
+        for v in shown
+    ]
+    return render(
+        request,
+        "contextquery/run_detail.html",
+        {
+            "run": run,
+            "picture": picture,
+            "rows": rows,
+            "visit_filter": visit_filter,
+            "visit_statuses": VisitStatus.choices,
+            "node_ids": list(dict.fromkeys(v.node_id for v in visits)),
+            "filtered": bool(request.GET),
+            "failed_count": sum(1 for v in visits if v.status == VisitStatus.FAILED),
+        },
+    )
 
 
 # --------------------------------------------------------------------------- visits
@@ -164,8 +177,12 @@ def run_detail(request, run_id):
 
 def _tool_calls(logs) -> list[dict]:
     return [
-        {"log": log, "tool": log.message, "kind": log.type,
-         "detail": shown_text(log.detail, as_json=not isinstance(log.detail, str), limit=LOG_DETAIL_CHARS)}
+        {
+            "log": log,
+            "tool": log.message,
+            "kind": log.type,
+            "detail": shown_text(log.detail, as_json=not isinstance(log.detail, str), limit=LOG_DETAIL_CHARS),
+        }
         for log in logs
         if log.type in (LogType.TOOL_CALL, LogType.TOOL_RESULT)
     ]
@@ -186,47 +203,62 @@ def visit_detail(request, run_id, visit_uuid):
     run = _run_or_404(run_id)
     visit = _visit_or_404(run, visit_uuid)
     logs = list(visit.logs.order_by("seq"))
-    graph = ingest.visit_paths(visit=visit)
+    graph = recording.visit_paths(visit=visit)
     on_paths = {
         str(v.visit_uuid): v
-        for v in Visit.objects.filter(run=run, visit_uuid__in=graph.visit_uuids + list(visit.parent_uuids))
-        .only("visit_uuid", "node_id", "iter_seq", "status", "sort_order", "run_id")
+        for v in Visit.objects.filter(run=run, visit_uuid__in=graph.visit_uuids + list(visit.parent_uuids)).only(
+            "visit_uuid", "node_id", "iter_seq", "status", "sort_order", "run_id"
+        )
     }
     backtracks = set(graph.backtrack_edge_keys)
     paths = [
-        {"path": path, "steps": [
-            {"visit": on_paths.get(uuid), "uuid": uuid, "node_id": node,
-             "backtrack": i > 0 and f"{path.sequence[i - 1]}->{node}" in backtracks}
-            for i, (node, uuid) in enumerate(zip(path.sequence, path.visit_uuids))
-        ]}
+        {
+            "path": path,
+            "steps": [
+                {
+                    "visit": on_paths.get(uuid),
+                    "uuid": uuid,
+                    "node_id": node,
+                    "backtrack": i > 0 and f"{path.sequence[i - 1]}->{node}" in backtracks,
+                }
+                for i, (node, uuid) in enumerate(zip(path.sequence, path.visit_uuids, strict=False))
+            ],
+        }
         for path in graph.paths
     ]
     now = timezone.now()
-    tokens = [{"token": t, "prefix": t.token_hash[:HASH_PREFIX_CHARS], "state": token_state(t, now)}
-              for t in visit.tokens.order_by("-issued_at", "-id")]
-    logs_shown = [{"log": log, "detail": shown_text(log.detail, as_json=not isinstance(log.detail, str),
-                                                    limit=LOG_DETAIL_CHARS)} for log in logs]
-    return render(request, "contextquery/visit_detail.html", {
-        "run": run,
-        "visit": visit,
-        "duration": duration_seconds(visit),
-        "parents": [on_paths.get(u) or u for u in visit.parent_uuids],
-        "input": shown_text(visit.input, as_json=True),
-        "output": shown_text(visit.output, as_json=True),
-        "final_text": shown_text(visit.final_text, as_json=False),
-        "thinking": [log for log in logs if log.type == LogType.THINKING],
-        "tool_calls": _tool_calls(logs),
-        "todo": _todo_list(logs),
-        "logs": logs_shown,
-        "graph": graph,
-        "paths": paths,
-        "reads": list(visit.reads.order_by("created_at", "id")),
-        "tokens": tokens,
-        "failed_by_pattern": verdicts.visit_failed_by_pattern(visit),
-        "note_max": verdicts.NOTE_MAX_CHARS,
-        "inline_chars": INLINE_CHARS,
-        "admin_url": reverse("admin:contextquery_visit_change", args=[visit.pk]),
-    })
+    tokens = [
+        {"token": t, "prefix": t.hash_prefix, "state": t.state(now)} for t in visit.tokens.order_by("-issued_at", "-id")
+    ]
+    logs_shown = [
+        {"log": log, "detail": shown_text(log.detail, as_json=not isinstance(log.detail, str), limit=LOG_DETAIL_CHARS)}
+        for log in logs
+    ]
+    return render(
+        request,
+        "contextquery/visit_detail.html",
+        {
+            "run": run,
+            "visit": visit,
+            "duration": duration_seconds(visit),
+            "parents": [on_paths.get(u) or u for u in visit.parent_uuids],
+            "input": shown_text(visit.input, as_json=True),
+            "output": shown_text(visit.output, as_json=True),
+            "final_text": shown_text(visit.final_text, as_json=False),
+            "thinking": [log for log in logs if log.type == LogType.THINKING],
+            "tool_calls": _tool_calls(logs),
+            "todo": _todo_list(logs),
+            "logs": logs_shown,
+            "graph": graph,
+            "paths": paths,
+            "reads": list(visit.reads.order_by("created_at", "id")),
+            "tokens": tokens,
+            "judged": marks.reply_get(subject=visit.visit_uuid),
+            "note_max": marks.NOTE_MAX_CHARS,
+            "inline_chars": INLINE_CHARS,
+            "admin_url": reverse("admin:contextquery_visit_change", args=[visit.pk]),
+        },
+    )
 
 
 @staff_required
@@ -235,8 +267,9 @@ def visit_output_raw(request, run_id, visit_uuid):
     """The whole output envelope as a JSON download (the page shows only its beginning)."""
     run = _run_or_404(run_id)
     visit = _visit_or_404(run, visit_uuid)
-    response = HttpResponse(json.dumps(visit.output, indent=2, ensure_ascii=False),
-                            content_type="application/json; charset=utf-8")
+    response = HttpResponse(
+        json.dumps(visit.output, indent=2, ensure_ascii=False), content_type="application/json; charset=utf-8"
+    )
     response["Content-Disposition"] = (
         f'attachment; filename="{run.run_id}-{visit.node_id if visit.node_id.isalnum() else "node"}'
         f'-{visit.iter_seq}-output.json"'
@@ -253,13 +286,16 @@ def visit_false_positive(request, run_id, visit_uuid):
     visit = _visit_or_404(run, visit_uuid)
     try:
         if request.POST.get("action") == "unmark":
-            verdicts.visit_unmark_false_positive(visit=visit, user=request.user)
+            marks.reply_unmark_false_positive(subject=visit.visit_uuid, user=request.user)
             messages.success(request, _("The false-positive mark was removed."))
         else:
-            verdicts.visit_mark_false_positive(visit=visit, user=request.user, note=request.POST.get("note", ""))
-            messages.success(request, _("Marked as a false positive of “%(name)s”.")
-                             % {"name": visit.matched_pattern_name})
-    except (Invalid, Conflict, Forbidden) as error:
+            marks.reply_mark_false_positive(
+                subject=visit.visit_uuid, user=request.user, note=request.POST.get("note", "")
+            )
+            messages.success(
+                request, _("Marked as a false positive of “%(name)s”.") % {"name": visit.matched_pattern_name}
+            )
+    except (Invalid, Conflict, Forbidden, NotFound) as error:
         if isinstance(error, Forbidden):
             raise PermissionDenied(error.message) from None
         texts = [t for group in (error.errors or {}).values() for t in group] or [error.message]
@@ -275,17 +311,21 @@ def pattern_matched_visits(request, pattern_pk):
     only those ops marked as false positives (``false`` only the others)."""
     pattern = get_object_or_404(HermesErrorPattern, pk=pattern_pk)
     choice = {"true": True, "false": False}.get(request.GET.get("falsePositive", ""))
-    visits = verdicts.pattern_visits(pattern=pattern, false_positive=choice)
+    visits = recording.visit_list_failed_by(pattern_id=pattern.pk, false_positive=choice)
     page = Paginator(visits, PAGE_SIZE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
-    return render(request, "contextquery/pattern_visits.html", {
-        "pattern": pattern,
-        "page_obj": page,
-        "false_positive": choice,
-        "query": query.urlencode(),
-        "counts": verdicts.pattern_verdict_counts(pattern=pattern),
-    })
+    return render(
+        request,
+        "contextquery/pattern_visits.html",
+        {
+            "pattern": pattern,
+            "page_obj": page,
+            "false_positive": choice,
+            "query": query.urlencode(),
+            "false_positives": marks.pattern_false_positive_count(pattern=pattern),
+        },
+    )
 
 
 __all__ = [

@@ -9,9 +9,9 @@ class PatternsConfig(AppConfig):
     verbose_name = "Error patterns"
 
     def ready(self):
-        from patterns.builtins import seed_builtins_after_migrate
         from patterns.detection import on_pattern_saved_or_deleted
         from patterns.models import HermesErrorPattern
+        from patterns.seeding import seed_builtins_after_migrate
 
         # Built-ins whose key is missing appear on every migrate, upgrades included (SPEC §3.2).
         post_migrate.connect(seed_builtins_after_migrate, sender=self, dispatch_uid="patterns.seed_builtins")

@@ -21,7 +21,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils.translation import gettext as _
 
-from patterns.detection import validate_pattern
+from patterns.builtins import BUILTINS
 from patterns.models import HermesErrorPattern, PatternChange
 from project.errors import Conflict, Invalid
 
@@ -67,30 +67,20 @@ def _record(*, target: HermesErrorPattern, action: str, before, after, actor, ac
 def _check_values(values: dict) -> None:
     unknown = sorted(set(values) - set(EDITABLE_FIELDS))
     if unknown:
-        raise Invalid.field(unknown[0], _("This field cannot be set; the editable fields are: %(fields)s.")
-                            % {"fields": ", ".join(EDITABLE_FIELDS)})
-    for field, value in values.items():
-        if isinstance(value, str) and "\x00" in value:
-            raise Invalid.field(field, _("NUL characters are not allowed."))
+        raise Invalid.field(
+            unknown[0],
+            _("This field cannot be set; the editable fields are: %(fields)s.")
+            % {"fields": ", ".join(EDITABLE_FIELDS)},
+        )
 
 
 def _validate(candidate: HermesErrorPattern) -> None:
-    """Run the model rules and the pattern compiler; raise ``Invalid`` with every
-    field's errors."""
-    errors: dict[str, list[str]] = {}
+    """Run the model's rules (the pattern text's validator among them); raise
+    ``Invalid`` with every field's errors."""
     try:
         candidate.full_clean(exclude=None, validate_unique=True)
-    except ValidationError as exc:
-        for field, messages in exc.message_dict.items():
-            errors.setdefault("nonFieldErrors" if field == "__all__" else field, []).extend(messages)
-    if "pattern" not in errors:
-        try:
-            validate_pattern(candidate.pattern)
-        except ValueError as exc:
-            errors["pattern"] = [str(exc)]
-    if errors:
-        field, messages = next(iter(errors.items()))
-        raise Invalid(f"{field}: {messages[0]}", errors=errors)
+    except ValidationError as refused:
+        raise Invalid.from_django(refused) from None
 
 
 def _save(candidate: HermesErrorPattern) -> None:
@@ -109,8 +99,11 @@ def _refuse_built_in_edit(target: HermesErrorPattern, values: dict) -> None:
     for field in BUILT_IN_READ_ONLY:
         if field in values and values[field] != getattr(target, field):
             raise Conflict(
-                _("The %(field)s of the built-in pattern “%(name)s” is read-only; copy the pattern "
-                  "to make an editable one.") % {"field": field, "name": target.name},
+                _(
+                    "The %(field)s of the built-in pattern “%(name)s” is read-only; copy the pattern "
+                    "to make an editable one."
+                )
+                % {"field": field, "name": target.name},
                 errors={field: [_("Read-only on a built-in pattern; copy it to edit.")]},
             )
 
@@ -127,13 +120,21 @@ def pattern_create(*, values: dict, actor=None, actor_label: str | None = None, 
     _validate(candidate)
     with transaction.atomic():
         _save(candidate)
-        _record(target=candidate, action=Action.CREATE, before=None, after=pattern_snapshot(candidate),
-                actor=actor, actor_label=actor_label, via=via)
+        _record(
+            target=candidate,
+            action=Action.CREATE,
+            before=None,
+            after=pattern_snapshot(candidate),
+            actor=actor,
+            actor_label=actor_label,
+            via=via,
+        )
     return candidate
 
 
-def pattern_update(*, target: HermesErrorPattern, values: dict, actor=None, actor_label: str | None = None,
-                   via: str) -> HermesErrorPattern:
+def pattern_update(
+    *, target: HermesErrorPattern, values: dict, actor=None, actor_label: str | None = None, via: str
+) -> HermesErrorPattern:
     """Change the fields in ``values`` of ``target``; fields not given keep their value.
 
     Returns the stored pattern (unchanged, and no history row, when nothing
@@ -151,8 +152,15 @@ def pattern_update(*, target: HermesErrorPattern, values: dict, actor=None, acto
             return current
         _validate(current)
         _save(current)
-        _record(target=current, action=Action.UPDATE, before=before, after=pattern_snapshot(current),
-                actor=actor, actor_label=actor_label, via=via)
+        _record(
+            target=current,
+            action=Action.UPDATE,
+            before=before,
+            after=pattern_snapshot(current),
+            actor=actor,
+            actor_label=actor_label,
+            via=via,
+        )
     return current
 
 
@@ -168,13 +176,22 @@ def pattern_delete(*, target: HermesErrorPattern, actor=None, actor_label: str |
             % {"name": target.name}
         )
     with transaction.atomic():
-        _record(target=target, action=Action.DELETE, before=pattern_snapshot(target), after=None,
-                actor=actor, actor_label=actor_label, via=via, keep_link=False)
+        _record(
+            target=target,
+            action=Action.DELETE,
+            before=pattern_snapshot(target),
+            after=None,
+            actor=actor,
+            actor_label=actor_label,
+            via=via,
+            keep_link=False,
+        )
         target.delete()
 
 
-def pattern_toggle(*, target: HermesErrorPattern, actor=None, actor_label: str | None = None,
-                   via: str) -> HermesErrorPattern:
+def pattern_toggle(
+    *, target: HermesErrorPattern, actor=None, actor_label: str | None = None, via: str
+) -> HermesErrorPattern:
     """Flip ``enabled`` (built-ins too) and return the stored pattern."""
     with transaction.atomic():
         current = HermesErrorPattern.objects.select_for_update().get(pk=target.pk)
@@ -186,8 +203,15 @@ def _set_enabled(current: HermesErrorPattern, enabled: bool, *, actor, actor_lab
     before = pattern_snapshot(current)
     current.enabled = enabled
     current.save(update_fields=["enabled", "updated_at"])
-    _record(target=current, action=Action.ENABLE if enabled else Action.DISABLE, before=before,
-            after=pattern_snapshot(current), actor=actor, actor_label=actor_label, via=via)
+    _record(
+        target=current,
+        action=Action.ENABLE if enabled else Action.DISABLE,
+        before=before,
+        after=pattern_snapshot(current),
+        actor=actor,
+        actor_label=actor_label,
+        via=via,
+    )
 
 
 def pattern_set_enabled(*, targets, enabled: bool, actor=None, actor_label: str | None = None, via: str) -> int:
@@ -220,8 +244,9 @@ def copy_name(name: str, *, taken=None) -> str:
         number += 1
 
 
-def pattern_copy(*, source: HermesErrorPattern, actor=None, actor_label: str | None = None,
-                 via: str) -> HermesErrorPattern:
+def pattern_copy(
+    *, source: HermesErrorPattern, actor=None, actor_label: str | None = None, via: str
+) -> HermesErrorPattern:
     """Create an editable custom pattern from ``source`` (built-in or not): same
     text, description, category, retryable flag, priority and enabled state,
     name + " (copy)" made unique. Its hits start at zero."""
@@ -231,8 +256,15 @@ def pattern_copy(*, source: HermesErrorPattern, actor=None, actor_label: str | N
         created = HermesErrorPattern(**values)
         _validate(created)
         _save(created)
-        _record(target=created, action=Action.COPY, before=None, after=pattern_snapshot(created),
-                actor=actor, actor_label=actor_label, via=via)
+        _record(
+            target=created,
+            action=Action.COPY,
+            before=None,
+            after=pattern_snapshot(created),
+            actor=actor,
+            actor_label=actor_label,
+            via=via,
+        )
     return created
 
 
@@ -261,13 +293,19 @@ def patterns_reset(*, actor=None, actor_label: str | None = None, via: str) -> R
     insert built-ins that are missing. Hit counters stay; visits keep their
     stored copy of what they matched. One history row per pattern touched.
     """
-    from patterns.builtins import BUILTINS
-
     deleted = restored = inserted = 0
     with transaction.atomic():
         for custom in HermesErrorPattern.objects.select_for_update().filter(is_built_in=False).order_by("pk"):
-            _record(target=custom, action=Action.RESET, before=pattern_snapshot(custom), after=None,
-                    actor=actor, actor_label=actor_label, via=via, keep_link=False)
+            _record(
+                target=custom,
+                action=Action.RESET,
+                before=pattern_snapshot(custom),
+                after=None,
+                actor=actor,
+                actor_label=actor_label,
+                via=via,
+                keep_link=False,
+            )
             custom.delete()
             deleted += 1
         stored = {p.key: p for p in HermesErrorPattern.objects.select_for_update().filter(is_built_in=True)}
@@ -275,8 +313,11 @@ def patterns_reset(*, actor=None, actor_label: str | None = None, via: str) -> R
         # A built-in may carry a suffixed name (its name was taken when it was
         # seeded) or another built-in's old name; park every name that must
         # move first so the unique constraint never trips half-way.
-        moving = [p for key, p in stored.items()
-                  if key in shipped_keys and p.name != next(d["name"] for d in BUILTINS if d["key"] == key)]
+        moving = [
+            p
+            for key, p in stored.items()
+            if key in shipped_keys and p.name != next(d["name"] for d in BUILTINS if d["key"] == key)
+        ]
         for parked in moving:
             HermesErrorPattern.objects.filter(pk=parked.pk).update(name=f"\x01reset-{parked.pk}")
         for definition in BUILTINS:
@@ -285,8 +326,15 @@ def patterns_reset(*, actor=None, actor_label: str | None = None, via: str) -> R
             if current is None:
                 current = HermesErrorPattern(key=definition["key"], is_built_in=True, **values)
                 current.save()
-                _record(target=current, action=Action.RESET, before=None, after=pattern_snapshot(current),
-                        actor=actor, actor_label=actor_label, via=via)
+                _record(
+                    target=current,
+                    action=Action.RESET,
+                    before=None,
+                    after=pattern_snapshot(current),
+                    actor=actor,
+                    actor_label=actor_label,
+                    via=via,
+                )
                 inserted += 1
                 continue
             before = pattern_snapshot(current)
@@ -294,7 +342,14 @@ def patterns_reset(*, actor=None, actor_label: str | None = None, via: str) -> R
                 setattr(current, field, value)
             if pattern_snapshot(current) != before or current in moving:
                 current.save()
-                _record(target=current, action=Action.RESET, before=before, after=pattern_snapshot(current),
-                        actor=actor, actor_label=actor_label, via=via)
+                _record(
+                    target=current,
+                    action=Action.RESET,
+                    before=before,
+                    after=pattern_snapshot(current),
+                    actor=actor,
+                    actor_label=actor_label,
+                    via=via,
+                )
                 restored += 1
     return ResetResult(deleted=deleted, restored=restored, inserted=inserted)

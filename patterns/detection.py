@@ -1,358 +1,45 @@
-"""Decide whether an agent reply is really an error (SPEC §3.1, §3.3).
+"""Detection against the stored pattern set (SPEC §3.3).
 
-The pure part — ``validate_pattern``, ``compile_patterns`` and ``Matcher`` —
-works on plain data and needs no database. ``detect`` adds the database: it
-compiles the enabled patterns once per change of the pattern set and reuses
-that matcher until the version row says the set changed again (in any worker
-process). ``count_hit`` records a hit without counting as a change.
-
-How a matcher works: substring patterns are Unicode-case-folded and put in one
-re2 ``Set`` run over the case-folded window; ``regex:`` patterns go into a
-second re2 ``Set`` (case-insensitive) run over the original window. Each set
-says *which* patterns match in one linear pass whatever their number; only
-those candidates, best ``(priority, id)`` first, are then searched one by one
-for the exact span. The cost per reply therefore stays nearly flat as the set
-grows.
+:func:`detect` judges a reply with the enabled patterns: they are compiled
+once per change of the set (:mod:`patterns.matching`) and the matcher is
+reused until the version row says the set changed again, in any worker
+process. :func:`count_hit` records a hit without counting as a change;
+:func:`patterns_changed` marks a change.
 """
 
 from __future__ import annotations
 
-import bisect
-import logging
 import secrets
 import threading
-from dataclasses import dataclass
-from typing import Any, Iterable
 
-import re2
+from django.conf import settings
+from django.db.models import F
+from django.utils import timezone
 
-logger = logging.getLogger(__name__)
-
-REGEX_PREFIX = "regex:"
-
-#: A single ``regex:`` pattern whose compiled program is larger than this is
-#: refused as too costly (a bounded `.{0,500}` needs about 4,500).
-MAX_PROGRAM_SIZE = 20000
-
-#: Memory bound handed to re2 for one pattern (it refuses bigger programs).
-_PATTERN_MAX_MEM = 8 << 20
-#: Memory bound for the combined sets: their lazily built DFA needs room for
-#: a few states of a thousand patterns at once.
-_SET_MAX_MEM = 256 << 20
-
-
-@dataclass(frozen=True)
-class Detection:
-    """What matched a reply (SPEC §3.3).
-
-    ``span`` is ``(start, end)``, end exclusive, in offsets of the original
-    text as given to ``detect`` (characters, not bytes, and before case
-    folding).
-    """
-
-    pattern_id: int
-    key: str | None
-    name: str
-    pattern: str
-    category: str
-    retryable: bool
-    span: tuple[int, int]
-
-    def as_verdict(self) -> dict:
-        """The camelCase verdict of the API's POST /detect and ``manage.py detect``."""
-        return verdict_json(self)
-
-
-def verdict_json(detection: Detection | None) -> dict:
-    """``{isError, matchedPatternId, matchedPatternKey, matchedPatternName, category,
-    retryable, span}`` for a detection, or the all-null "no error" verdict (SPEC §3.4)."""
-    if detection is None:
-        return {
-            "isError": False,
-            "matchedPatternId": None,
-            "matchedPatternKey": None,
-            "matchedPatternName": None,
-            "category": None,
-            "retryable": None,
-            "span": None,
-        }
-    return {
-        "isError": True,
-        "matchedPatternId": detection.pattern_id,
-        "matchedPatternKey": detection.key,
-        "matchedPatternName": detection.name,
-        "category": detection.category,
-        "retryable": detection.retryable,
-        "span": list(detection.span),
-    }
-
-
-# --- validation ---------------------------------------------------------------------------
-
-
-def _regex_options(*, max_mem: int = _PATTERN_MAX_MEM) -> re2.Options:
-    options = re2.Options()
-    options.case_sensitive = False
-    options.max_mem = max_mem
-    options.log_errors = False
-    return options
-
-
-def _compile_regex(source: str):
-    """Compile one ``regex:`` body with re2, or raise ValueError with a sentence."""
-    try:
-        compiled = re2.compile(source, _regex_options())
-    except re2.error as exc:
-        message = exc.args[0] if exc.args else ""
-        if isinstance(message, bytes):
-            message = message.decode("utf-8", "replace")
-        if any(sign in message for sign in ("too large", "too big", "repetition size")):
-            raise ValueError(
-                f"The regular expression is too costly to run (re2 says: {message}); simplify it."
-            ) from None
-        raise ValueError(
-            f"The regular expression does not compile (re2 says: {message}). "
-            "Backreferences and lookarounds are not supported."
-        ) from None
-    if compiled.programsize > MAX_PROGRAM_SIZE:
-        raise ValueError(
-            f"The regular expression is too costly to run ({compiled.programsize} instructions, "
-            f"at most {MAX_PROGRAM_SIZE}); simplify it or use fewer repetitions."
-        )
-    if compiled.search("") is not None:
-        raise ValueError("The regular expression matches empty text, so it would flag every reply.")
-    return compiled
-
-
-def validate_pattern(text: str) -> None:
-    """Check a pattern's text before it is stored (SPEC §3.1).
-
-    Raises ``ValueError`` with one sentence when the text is empty or blank,
-    when a ``regex:`` body is empty, does not compile on re2 (for instance a
-    backreference), is refused as too costly, or matches empty text.
-    """
-    if text is None or not str(text).strip():
-        raise ValueError("The pattern is empty; give a substring or regex:<expression>.")
-    if text.startswith(REGEX_PREFIX):
-        source = text[len(REGEX_PREFIX):]
-        if not source.strip():
-            raise ValueError("The regular expression after regex: is empty.")
-        _compile_regex(source)
-
-
-# --- compiling ----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Rule:
-    id: int
-    key: str | None
-    name: str
-    pattern: str
-    category: str
-    retryable: bool
-    priority: int
-
-    @property
-    def order(self) -> tuple[int, int]:
-        return (self.priority, self.id)
-
-
-def _field(rule: Any, name: str, default: Any = None) -> Any:
-    if isinstance(rule, dict):
-        return rule.get(name, default)
-    return getattr(rule, name, default)
-
-
-def _rule_from(rule: Any) -> _Rule:
-    return _Rule(
-        id=_field(rule, "id") or 0,
-        key=_field(rule, "key"),
-        name=_field(rule, "name") or "",
-        pattern=_field(rule, "pattern") or "",
-        category=_field(rule, "category") or "other",
-        retryable=bool(_field(rule, "retryable", False)),
-        priority=int(_field(rule, "priority", 100) if _field(rule, "priority") is not None else 100),
-    )
-
-
-class _FoldedWindow:
-    """A window of the reply, Unicode-case-folded, with a map back to original offsets.
-
-    Folding can lengthen text ('ß' → 'ss', 'İ' → 'i̇'), so a folded offset is
-    mapped back through the start offsets of each original character's folding.
-    """
-
-    __slots__ = ("text", "_starts", "_origin")
-
-    def __init__(self, window: str, origin: int):
-        folded = window.casefold()
-        self.text = folded
-        self._origin = origin
-        # Each character folds to at least one character: equal lengths mean 1:1.
-        self._starts = None if len(folded) == len(window) else self._fold_starts(window)
-
-    @staticmethod
-    def _fold_starts(window: str) -> list[int]:
-        starts, position = [], 0
-        for char in window:
-            starts.append(position)
-            position += len(char.casefold())
-        return starts
-
-    def original_span(self, start: int, end: int) -> tuple[int, int]:
-        if self._starts is None:
-            return (self._origin + start, self._origin + end)
-        first = bisect.bisect_right(self._starts, start) - 1
-        last = bisect.bisect_right(self._starts, end - 1) - 1
-        return (self._origin + first, self._origin + last + 1)
-
-
-class Matcher:
-    """A compiled, immutable pattern set (SPEC §3.3); build it with ``compile_patterns``.
-
-    ``detect(text, head_chars=…, tail_chars=…)`` is pure and thread-safe.
-    """
-
-    def __init__(self, rules: Iterable[_Rule]):
-        self.rules: list[_Rule] = sorted(rules, key=lambda r: r.order)
-        self._literals: list[tuple[_Rule, str]] = []
-        self._regexes: list[tuple[_Rule, Any]] = []
-        for rule in self.rules:
-            if rule.pattern.startswith(REGEX_PREFIX):
-                try:
-                    compiled = _compile_regex(rule.pattern[len(REGEX_PREFIX):])
-                except ValueError as exc:
-                    # A stored rule that fails today's checks must not break detection.
-                    logger.warning("Skipping pattern %s (%s): %s", rule.id, rule.name, exc)
-                    continue
-                self._regexes.append((rule, compiled))
-            elif rule.pattern.strip():
-                self._literals.append((rule, rule.pattern.casefold()))
-        self._literal_set = self._build_set([folded for _, folded in self._literals], literal=True)
-        self._regex_set = self._build_set(
-            [compiled.pattern for _, compiled in self._regexes], literal=False
-        )
-
-    def __len__(self) -> int:
-        return len(self._literals) + len(self._regexes)
-
-    @staticmethod
-    def _build_set(sources: list[str], *, literal: bool):
-        if not sources:
-            return None
-        options = _regex_options(max_mem=_SET_MAX_MEM)
-        if literal:
-            # Substrings are matched on case-folded text, so they compare exactly.
-            options.case_sensitive = True
-            options.literal = True
-        found = re2.Set.SearchSet(options)
-        for source in sources:
-            found.Add(source)
-        found.Compile()
-        return found
-
-    def _windows(self, text: str, head_chars: int, tail_chars: int) -> list[tuple[int, int]]:
-        size = len(text)
-        head_end = min(size, max(0, head_chars))
-        windows = [(0, head_end)] if head_end else []
-        if tail_chars > 0 and size > head_end:
-            windows.append((max(0, size - tail_chars), size))
-        return windows
-
-    def detect(self, text: str | None, *, head_chars: int, tail_chars: int) -> Detection | None:
-        """The best ``(priority, id)`` pattern matching the head or tail window, or None.
-
-        The head window is ``text[:head_chars]``, the tail window
-        ``text[-tail_chars:]`` (scanned only when the reply is longer than the
-        head). ``^`` matches only at the start of the reply and ``$``/``\\z``
-        only at its end, never at a window edge; ``(?m:^)`` matches after a
-        newline inside a window. So a line-anchored form that runs to ``\\z``
-        finds an error that follows a partial answer, as long as it starts in
-        the tail window (the built-ins' "… (at the end)" rows). Blank text
-        matches nothing.
-        """
-        if not text or not text.strip() or not len(self):
-            return None
-        candidates: dict[int, tuple[_Rule, Any]] = {}
-        windows = self._windows(text, head_chars, tail_chars)
-        folded_windows = []
-        for start, end in windows:
-            folded = _FoldedWindow(text[start:end], start)
-            folded_windows.append(folded)
-            if self._literal_set is not None:
-                for index in self._literal_set.Match(folded.text) or ():
-                    rule, needle = self._literals[index]
-                    candidates[id(rule)] = (rule, needle)
-            if self._regex_set is not None:
-                # One character of context either side keeps \b and (?m)^ honest;
-                # the exact search below re-checks anchors against the whole reply.
-                lo, hi = max(0, start - 1), min(len(text), end + 1)
-                for index in self._regex_set.Match(text[lo:hi]) or ():
-                    rule, compiled = self._regexes[index]
-                    candidates[id(rule)] = (rule, compiled)
-        for rule, matcher in sorted(candidates.values(), key=lambda pair: pair[0].order):
-            span = self._span(rule, matcher, text, windows, folded_windows)
-            if span is not None:
-                return Detection(
-                    pattern_id=rule.id,
-                    key=rule.key,
-                    name=rule.name,
-                    pattern=rule.pattern,
-                    category=rule.category,
-                    retryable=rule.retryable,
-                    span=span,
-                )
-        return None
-
-    @staticmethod
-    def _span(rule, matcher, text, windows, folded_windows) -> tuple[int, int] | None:
-        for (start, end), folded in zip(windows, folded_windows):
-            if isinstance(matcher, str):
-                at = folded.text.find(matcher)
-                if at >= 0:
-                    return folded.original_span(at, at + len(matcher))
-                continue
-            # Search a slice with one character of context either side; pos/endpos
-            # keep the match inside the window while ^, $ and \b still see the
-            # neighbouring text, so ^ never matches at the tail window's start.
-            lo, hi = max(0, start - 1), min(len(text), end + 1)
-            found = matcher.search(text[lo:hi], start - lo, end - lo)
-            if found is not None:
-                match_start, match_end = found.span()
-                return (lo + match_start, lo + match_end)
-        return None
-
-
-def compile_patterns(rules: Iterable[Any]) -> Matcher:
-    """Compile rules into a ``Matcher`` (pure; SPEC §3.3).
-
-    ``rules``: objects or dicts with ``id, key, name, pattern, category,
-    retryable, priority`` (and optionally ``enabled``; disabled ones are left
-    out). A stored ``regex:`` that no longer validates is skipped with a warning.
-    """
-    return Matcher(_rule_from(rule) for rule in rules if _field(rule, "enabled", True) is not False)
-
-
-# --- the database-backed detector -------------------------------------------------------
-
+from patterns.matching import Detection, Matcher, compile_patterns
+from patterns.models import HermesErrorPattern, PatternSetVersion
 
 _cache_lock = threading.Lock()
 _cached: tuple[int | None, Matcher | None] = (None, None)
 
 
 def _current_version() -> int:
-    from patterns.models import PatternSetVersion
-
     version = PatternSetVersion.objects.filter(pk=1).values_list("version", flat=True).first()
     return 0 if version is None else version
+
+
+#: The fields of a pattern the matcher needs.
+RULE_FIELDS = ("id", "key", "name", "pattern", "category", "retryable", "priority")
+
+
+def enabled_rules() -> list[dict]:
+    """The enabled patterns as plain dicts of :data:`RULE_FIELDS`, for :func:`compile_patterns`."""
+    return list(HermesErrorPattern.objects.filter(enabled=True).values(*RULE_FIELDS))
 
 
 def current_matcher() -> Matcher:
     """The matcher for the enabled patterns as stored now (compiled once per change)."""
     global _cached
-    from patterns.models import HermesErrorPattern
-
     # Read the version before the rows: a change that lands in between then
     # only causes one extra rebuild, never a stale matcher.
     version = _current_version()
@@ -363,10 +50,7 @@ def current_matcher() -> Matcher:
         cached_version, matcher = _cached
         if matcher is not None and cached_version == version:
             return matcher
-        rows = HermesErrorPattern.objects.filter(enabled=True).values(
-            "id", "key", "name", "pattern", "category", "retryable", "priority"
-        )
-        matcher = compile_patterns(list(rows))
+        matcher = compile_patterns(enabled_rules())
         _cached = (version, matcher)
         return matcher
 
@@ -378,8 +62,6 @@ def detect(text: str | None) -> Detection | None:
     ``settings.PATTERNS_SCAN_TAIL_CHARS``. Costs one small query per call to
     check the pattern-set version; recompiles only after a change.
     """
-    from django.conf import settings
-
     if not text or not text.strip():
         return None
     return current_matcher().detect(
@@ -394,8 +76,6 @@ def patterns_changed(*, using: str = "default") -> None:
     bulk ``QuerySet.update()``/``delete()`` of patterns (they send no signals).
     Runs in the caller's transaction, so a rolled-back change bumps nothing.
     """
-    from patterns.models import PatternSetVersion
-
     version_bump(PatternSetVersion, using=using)
 
 
@@ -413,14 +93,7 @@ def count_hit(*, pattern_id: int) -> None:
     A plain ``QuerySet.update``: no history row, no version bump, no rebuild.
     An unknown id (a pattern deleted meanwhile) is ignored.
     """
-    from django.db.models import F
-    from django.utils import timezone
-
-    from patterns.models import HermesErrorPattern
-
-    HermesErrorPattern.objects.filter(pk=pattern_id).update(
-        hit_count=F("hit_count") + 1, last_hit_at=timezone.now()
-    )
+    HermesErrorPattern.objects.filter(pk=pattern_id).update(hit_count=F("hit_count") + 1, last_hit_at=timezone.now())
 
 
 def on_pattern_saved_or_deleted(sender, instance=None, using="default", **kwargs) -> None:

@@ -1,11 +1,9 @@
 """Forms of the pattern pages and the admin (SPEC §3.5)."""
 
 from django import forms
-from django.core.exceptions import ValidationError
 from django.utils.translation import gettext_lazy as _
 
 from patterns.changes import BUILT_IN_READ_ONLY, EDITABLE_FIELDS
-from patterns.detection import validate_pattern
 from patterns.models import HermesErrorPattern
 
 #: Longest reply the "Try a reply" box accepts (characters).
@@ -52,15 +50,6 @@ class PatternForm(forms.ModelForm):
         for name in [name for name in errors if name != "pattern"]:
             del errors[name]
         return None if "pattern" in errors else self.cleaned_data["pattern"]
-
-    def clean_pattern(self):
-        value = self.cleaned_data["pattern"]
-        if not self.fields["pattern"].disabled:
-            try:
-                validate_pattern(value)
-            except ValueError as exc:
-                raise ValidationError(str(exc)) from None
-        return value
 
 
 class TryReplyForm(forms.Form):

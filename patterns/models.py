@@ -3,10 +3,11 @@
 import re
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
-from patterns.detection import REGEX_PREFIX
+from patterns.matching import REGEX_PREFIX, PatternRefused, validate_pattern
 
 
 class Category(models.TextChoices):
@@ -42,6 +43,33 @@ RETRYABLE_CATEGORIES = frozenset(
 _FIRST_SENTENCE = re.compile(r"(.+?(?:[.!?](?=\s|$)|[。！？]))", re.DOTALL)
 
 
+#: The sentences of ``patterns.matching.REFUSALS``, marked for translation.
+PATTERN_REFUSALS = {
+    "empty": _("The pattern is empty; give a substring or regex:<expression>."),
+    "empty_regex": _("The regular expression after regex: is empty."),
+    "too_costly": _("The regular expression is too costly to run (re2 says: %(detail)s); simplify it."),
+    "invalid_regex": _(
+        "The regular expression does not compile (re2 says: %(detail)s). "
+        "Backreferences and lookarounds are not supported."
+    ),
+    "too_many_instructions": _(
+        "The regular expression is too costly to run (%(size)d instructions, at most %(limit)d); "
+        "simplify it or use fewer repetitions."
+    ),
+    "matches_empty": _("The regular expression matches empty text, so it would flag every reply."),
+}
+
+
+def validate_pattern_text(value: str) -> None:
+    """The one validator of a pattern's text (SPEC §3.1), used by the model,
+    and so by forms, the admin, the API and draft trials alike. Raises
+    ``ValidationError`` (code: the rule, see ``patterns.matching.REFUSALS``)."""
+    try:
+        validate_pattern(value)
+    except PatternRefused as refused:
+        raise ValidationError(PATTERN_REFUSALS[refused.code], code=refused.code, params=refused.params) from None
+
+
 class HermesErrorPattern(models.Model):
     """One rule that recognises a failed LLM call passed through as text.
 
@@ -52,7 +80,7 @@ class HermesErrorPattern(models.Model):
 
     key = models.SlugField(max_length=64, unique=True, null=True, blank=True, editable=False)
     name = models.CharField(_("name"), max_length=100, unique=True)
-    pattern = models.CharField(_("pattern"), max_length=500)
+    pattern = models.CharField(_("pattern"), max_length=500, validators=[validate_pattern_text])
     enabled = models.BooleanField(_("enabled"), default=True)
     is_built_in = models.BooleanField(_("built-in"), default=False, editable=False)
     description = models.TextField(_("description"), blank=True, default="")
@@ -144,3 +172,81 @@ class PatternSetVersion(models.Model):
 
     def __str__(self):
         return str(self.version)
+
+
+class JudgedReply(models.Model):
+    """One agent reply as it was judged when its visit completed (SPEC §1, §3.5).
+
+    ``contextquery`` feeds a row at every completion that carries a reply
+    (:func:`patterns.marks.reply_judged`), so this app never reads run
+    tables and purging runs keeps what is here. The newest rows are the
+    sample draft patterns are tried on (:mod:`patterns.trials`); a row ops
+    marked (a false positive of a pattern) is kept for good, as evidence the
+    counts and training read.
+
+    ``subject`` is the visit's uuid, ``subject_url`` its page and ``label``
+    how it is named there ("run 8c1f… · node B #2"). ``text`` is the reply,
+    or for a long one its first and last :data:`REPLY_KEEP_CHARS` characters
+    joined (detection reads only windows at both ends); ``length`` is the
+    whole reply's length in characters. ``decided_by`` says what failed it:
+    ``pattern``, ``agent`` (its own signal, SPEC §4.4 step 1–2), ``engine``
+    (reported FAILED or an error envelope), ``blank`` (an empty reply), or
+    ``""`` when it passed.
+    """
+
+    #: Characters kept from each end of a long reply.
+    REPLY_KEEP_CHARS = 10_000
+
+    class Mark(models.TextChoices):
+        NONE = "", _("not marked")
+        FALSE_POSITIVE = "false_positive", _("false positive")
+
+    class DecidedBy(models.TextChoices):
+        PASSED = "", _("passed")
+        PATTERN = "pattern", _("error pattern")
+        AGENT = "agent", _("agent's own signal")
+        ENGINE = "engine", _("engine's report")
+        BLANK = "blank", _("empty reply")
+
+    subject = models.UUIDField(_("visit uuid"), unique=True)
+    subject_url = models.CharField(_("page"), max_length=500, blank=True, default="")
+    label = models.CharField(_("visit"), max_length=300, blank=True, default="")
+    text = models.TextField(_("reply"))
+    length = models.PositiveIntegerField(_("length (characters)"))
+    failed = models.BooleanField(_("failed"))
+    decided_by = models.CharField(_("decided by"), max_length=16, choices=DecidedBy.choices, blank=True, default="")
+    pattern = models.ForeignKey(
+        HermesErrorPattern, null=True, blank=True, on_delete=models.SET_NULL, related_name="judged_replies"
+    )
+    pattern_name = models.CharField(_("pattern name"), max_length=100, blank=True, default="")
+    category = models.CharField(_("category"), max_length=32, blank=True, default="")
+    judged_at = models.DateTimeField(_("judged"), db_index=True)
+    mark = models.CharField(_("mark"), max_length=16, choices=Mark.choices, blank=True, default="")
+    mark_note = models.TextField(_("note"), blank=True, default="")
+    marked_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    marked_at = models.DateTimeField(_("marked"), null=True, blank=True)
+
+    class Meta:
+        ordering = ["-judged_at", "-id"]
+        verbose_name = _("judged reply")
+        verbose_name_plural = _("judged replies")
+        indexes = [models.Index(fields=["pattern", "mark"], name="judgedreply_pattern_mark")]
+
+    def __str__(self):
+        return self.label or str(self.subject)
+
+    @property
+    def failed_by_pattern(self) -> bool:
+        """True when the reply FAILED and a pattern matched it: the pattern
+        decided (SPEC §4.4 step 5) or agreed with the agent's own signal
+        (step 1). Either way ops may mark the pattern's verdict as wrong."""
+        return self.failed and bool(self.pattern_id or self.pattern_name)
+
+    @property
+    def failed_otherwise(self) -> bool:
+        """True when something other than the patterns failed the reply (the
+        agent's signal, the engine's report, an empty reply): a draft pattern
+        cannot change its verdict."""
+        return self.failed and self.decided_by != self.DecidedBy.PATTERN

@@ -1,7 +1,6 @@
 """The pattern pages under /patterns/ (SPEC §3.5): staff only, plain HTML forms
 with CSRF, no JavaScript needed. Every change goes through ``patterns.changes``."""
 
-
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.shortcuts import get_object_or_404, redirect, render
@@ -11,8 +10,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 from django.views.decorators.http import require_http_methods, require_POST
 
-from contextquery import verdicts
-from patterns import changes
+from patterns import changes, marks, trials
 from patterns.detection import detect
 from patterns.filters import PatternFilter
 from patterns.forms import PatternForm, TryReplyForm
@@ -55,22 +53,34 @@ def try_reply(text: str) -> dict:
     A blank reply is FAILED whatever the patterns say (SPEC §4.4 step 6), so it
     comes back with ``blank`` set and the category ``incomplete``."""
     if not text.strip():
-        return {"found": None, "blank": True, "category_label": Category.INCOMPLETE.label,
-                "before": text, "match": "", "after": ""}
+        return {
+            "found": None,
+            "blank": True,
+            "category_label": Category.INCOMPLETE.label,
+            "before": text,
+            "match": "",
+            "after": "",
+        }
     found = detect(text)
     if found is None:
         return {"found": None, "before": text, "match": "", "after": ""}
     start, end = found.span
-    return {"found": found, "category_label": Category.label_of(found.category),
-            "before": text[:start], "match": text[start:end], "after": text[end:]}
+    return {
+        "found": found,
+        "category_label": Category.label_of(found.category),
+        "before": text[:start],
+        "match": text[start:end],
+        "after": text[end:],
+    }
 
 
 def reset_summary(result: changes.ResetResult) -> str:
     """The banner after "Reset to defaults", each count with its own plural form."""
     deleted = ngettext("%(count)d custom pattern deleted", "%(count)d custom patterns deleted", result.deleted)
     restored = ngettext("%(count)d built-in restored", "%(count)d built-ins restored", result.restored)
-    inserted = ngettext("%(count)d missing built-in re-installed", "%(count)d missing built-ins re-installed",
-                        result.inserted)
+    inserted = ngettext(
+        "%(count)d missing built-in re-installed", "%(count)d missing built-ins re-installed", result.inserted
+    )
     return _("Reset to defaults: %(deleted)s, %(restored)s, %(inserted)s.") % {
         "deleted": deleted % {"count": result.deleted},
         "restored": restored % {"count": result.restored},
@@ -102,13 +112,17 @@ def pattern_list(request):
     page = Paginator(patterns_filter.qs, PAGE_SIZE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
-    return render(request, "patterns/list.html", {
-        "filter": patterns_filter,
-        "page_obj": page,
-        "query": query.urlencode(),
-        "try_form": TryReplyForm(),
-        "categories": Category.choices,
-    })
+    return render(
+        request,
+        "patterns/list.html",
+        {
+            "filter": patterns_filter,
+            "page_obj": page,
+            "query": query.urlencode(),
+            "try_form": TryReplyForm(),
+            "categories": Category.choices,
+        },
+    )
 
 
 @staff_required
@@ -117,8 +131,15 @@ def pattern_detail(request, pk):
     """One pattern with its history, newest first."""
     pattern = get_object_or_404(HermesErrorPattern, pk=pk)
     history = PatternChange.objects.filter(pattern_ref=pattern.pk).order_by("-created_at", "-id")
-    return render(request, "patterns/detail.html", {"pattern": pattern, "history": history_rows(history),
-                                                    "verdicts": verdicts.pattern_verdict_counts(pattern=pattern)})
+    return render(
+        request,
+        "patterns/detail.html",
+        {
+            "pattern": pattern,
+            "history": history_rows(history),
+            "false_positives": marks.pattern_false_positive_count(pattern=pattern),
+        },
+    )
 
 
 def _save_form(request, form, save):
@@ -152,8 +173,13 @@ def pattern_edit(request, pk):
     pattern = get_object_or_404(HermesErrorPattern, pk=pk)
     form = PatternForm(request.POST or None, instance=HermesErrorPattern.objects.get(pk=pk))
     if request.method == "POST":
-        done = _save_form(request, form, lambda values: changes.pattern_update(
-            target=pattern, values={name: values[name] for name in form.changed_data}, **_who(request)))
+        done = _save_form(
+            request,
+            form,
+            lambda values: changes.pattern_update(
+                target=pattern, values={name: values[name] for name in form.changed_data}, **_who(request)
+            ),
+        )
         if done:
             return done
     return render(request, "patterns/form.html", {"form": form, "pattern": pattern})
@@ -163,14 +189,14 @@ def pattern_edit(request, pk):
 @require_POST
 def pattern_trial(request, pk=None):
     """The form's "Try against recorded replies" button: run the draft on the
-    last recorded replies (``contextquery.verdicts``) and show the form again,
+    last judged replies (:mod:`patterns.trials`) and show the form again,
     nothing saved."""
     pattern = get_object_or_404(HermesErrorPattern, pk=pk) if pk is not None else None
     form = PatternForm(request.POST, instance=HermesErrorPattern.objects.get(pk=pk) if pattern else None)
     pattern_text = form.trial_pattern()
     trial = None
     if pattern_text is not None:
-        trial = verdicts.pattern_draft_trial(pattern_text=pattern_text, pattern=pattern)
+        trial = trials.pattern_draft_trial(pattern_text=pattern_text, pattern=pattern)
     return render(request, "patterns/form.html", {"form": form, "pattern": pattern, "trial": trial})
 
 
@@ -227,7 +253,7 @@ def patterns_reset(request):
 @staff_required
 @require_http_methods(["GET", "POST"])
 def pattern_try(request):
-    """"Try a reply": which enabled pattern (if any) matches, with the match marked."""
+    """ "Try a reply": which enabled pattern (if any) matches, with the match marked."""
     form = TryReplyForm(request.POST or None)
     result = None
     if request.method == "POST" and form.is_valid():

@@ -82,8 +82,10 @@ def json_problems(value, *, max_depth: int) -> tuple[str, str] | None:
                 return too_deep
             for key, child in item.items():
                 if "\x00" in key:
-                    return (where or NON_FIELD_ERRORS,
-                            f"A key {_where(where)} contains a NUL character, which is not allowed.")
+                    return (
+                        where or NON_FIELD_ERRORS,
+                        f"A key {_where(where)} contains a NUL character, which is not allowed.",
+                    )
                 stack.append((child, depth + 1, f"{where}.{key}" if where else key))
         elif isinstance(item, list):
             if depth > max_depth:
@@ -158,6 +160,12 @@ class EnvelopeJSONRenderer(JSONRenderer):
         return super().render(data, accepted_media_type, renderer_context)
 
 
+def camel_case(name: str) -> str:
+    """``snake_case`` → ``snakeCase`` (the API's key spelling, SPEC §2); other names unchanged."""
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest) if rest and head else name
+
+
 def _join(path: str, key) -> str:
     """Field path in one spelling: ``logs[0].type`` (list indexes in brackets,
     also for DRF's ``{0: …}`` ListField errors)."""
@@ -168,15 +176,16 @@ def _join(path: str, key) -> str:
 
 def _first_message(detail) -> str:
     """One sentence from DRF's nested error structure, naming the field
-    (the first message of :func:`_flatten_errors`)."""
-    for field, messages in _flatten_errors(detail).items():
+    (the first message of :func:`flatten_errors`)."""
+    for field, messages in flatten_errors(detail).items():
         if messages:
             return messages[0] if field == NON_FIELD_ERRORS else f"{field}: {messages[0]}"
     return "The request is not valid."
 
 
-def _flatten_errors(detail) -> dict[str, list[str]]:
-    """DRF's error detail → ``{"field": ["message", …]}`` with dotted paths."""
+def flatten_errors(detail) -> dict[str, list[str]]:
+    """DRF's error detail → ``{"field": ["message", …]}`` with dotted paths
+    (``logs[0].type``); errors of the whole body under ``nonFieldErrors``."""
     out: dict[str, list[str]] = {}
 
     def walk(value, path):
@@ -242,7 +251,7 @@ def exception_handler(exc, context):
         return error_response(403, str(exc) or "You do not have permission to perform this action.")
     if isinstance(exc, exceptions.ValidationError):
         detail = exc.detail if isinstance(exc.detail, dict) else {"nonFieldErrors": exc.detail}
-        return error_response(422, _first_message(detail), {"errors": _flatten_errors(detail)})
+        return error_response(422, _first_message(detail), {"errors": flatten_errors(detail)})
     if isinstance(exc, exceptions.APIException):
         headers = {}
         status_code = exc.status_code

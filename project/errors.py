@@ -26,6 +26,24 @@ class Invalid(DomainError):
         """Build an error about one field; the message names the field."""
         return cls(f"{name}: {message}", errors={name: [message]})
 
+    @classmethod
+    def from_django(cls, error, *, field: str | None = None, names=None) -> "Invalid":
+        """Build from Django's ``ValidationError``: errors keyed by field (``__all__``
+        becomes ``nonFieldErrors``; ``field`` keys an error that names none;
+        ``names`` maps model field names to API names). The message is the first
+        error, naming its field."""
+        if hasattr(error, "error_dict"):
+            raw = error.message_dict
+        else:
+            raw = {field or "nonFieldErrors": list(error.messages)}
+        errors: dict[str, list[str]] = {}
+        for key, messages in raw.items():
+            key = "nonFieldErrors" if key == "__all__" else (names(key) if names else key)
+            errors.setdefault(key, []).extend(str(m) for m in messages)
+        first_field, first = next(iter(errors.items()))
+        message = first[0] if first_field == "nonFieldErrors" else f"{first_field}: {first[0]}"
+        return cls(message, errors=errors)
+
 
 class Unauthorized(DomainError):
     """401: missing or bad credentials."""

@@ -5,14 +5,13 @@ import django_filters
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-_TRUE = frozenset({"true", "1"})
-_FALSE = frozenset({"false", "0"})
+from project.booleans import parse_bool
 
 
-class StrictBooleanField(forms.Field):
-    """``true`` / ``false`` (also ``1`` / ``0``, any case); empty means "not
-    given" (``None``). Anything else is invalid, where Django's
-    ``NullBooleanField`` would read it as "not given" and filter nothing."""
+class StrictBooleanFormField(forms.Field):
+    """``true`` / ``false`` (the vocabulary of :mod:`project.booleans`, any
+    case); empty means "not given" (``None``). Anything else is invalid, where
+    Django's ``NullBooleanField`` would read it as "not given" and filter nothing."""
 
     widget = forms.TextInput  # the raw text: NullBooleanSelect maps unknown values to None
     default_error_messages = {"invalid": _("Use true or false (or 1 or 0), not “%(value)s”.")}
@@ -20,18 +19,16 @@ class StrictBooleanField(forms.Field):
     def to_python(self, value):
         if value is None or isinstance(value, bool):
             return value
-        text = str(value).strip().lower()
-        if text == "":
+        if str(value).strip() == "":
             return None
-        if text in _TRUE:
-            return True
-        if text in _FALSE:
-            return False
-        raise forms.ValidationError(self.error_messages["invalid"], code="invalid", params={"value": value})
+        parsed = parse_bool(str(value))
+        if parsed is None:
+            raise forms.ValidationError(self.error_messages["invalid"], code="invalid", params={"value": value})
+        return parsed
 
 
 class StrictBooleanFilter(django_filters.BooleanFilter):
     """A ``BooleanFilter`` that refuses a value other than true/false/1/0
     (422 naming the parameter in the API, a form error on a page)."""
 
-    field_class = StrictBooleanField
+    field_class = StrictBooleanFormField

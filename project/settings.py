@@ -14,24 +14,21 @@ from urllib.parse import urlparse
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from project.booleans import parse_bool
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("HERMES_OPS_VAR_DIR", BASE_DIR / "var"))
 
-_TRUE = {"1", "true", "yes", "on"}
-_FALSE = {"0", "false", "no", "off", ""}
-
 
 def env_bool(name: str, default: bool) -> bool:
-    """Read a boolean variable (``1/true/yes/on`` or ``0/false/no/off``)."""
+    """Read a boolean variable (``1/true/yes/on`` or ``0/false/no/off``; empty = the default)."""
     raw = os.environ.get(name)
-    if raw is None:
+    if raw is None or not raw.strip():
         return default
-    value = raw.strip().lower()
-    if value in _TRUE:
-        return True
-    if value in _FALSE:
-        return False
-    raise ImproperlyConfigured(f"{name}={raw!r} is not a boolean; use true or false.")
+    value = parse_bool(raw)
+    if value is None:
+        raise ImproperlyConfigured(f"{name}={raw!r} is not a boolean; use true or false.")
+    return value
 
 
 def env_int(name: str, default: int, *, minimum: int = 0, maximum: int | None = None) -> int:
@@ -122,7 +119,7 @@ APPEND_SLASH = False
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [],
+        "DIRS": [BASE_DIR / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
@@ -252,8 +249,8 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "RunStatusEnum": "contextquery.models.RunStatus",
         "VisitStatusEnum": "contextquery.models.VisitStatus",
-        "CompletionStatusEnum": "contextquery.ingest.COMPLETION_STATUSES",
-        "FinishStatusEnum": "contextquery.ingest.FINISH_STATUSES",
+        "CompletionStatusEnum": "contextquery.judgement.COMPLETION_STATUSES",
+        "FinishStatusEnum": "contextquery.recording.FINISH_STATUSES",
     },
     # The internal context endpoints authenticate with this header only (SPEC §4.5).
     "APPEND_COMPONENTS": {
@@ -280,6 +277,8 @@ HERMES_CONTEXT_QUERY = {
     "MAX_QUERIES_PER_VISIT": env_int(_CQ_PREFIX + "MAX_QUERIES_PER_VISIT", 50, minimum=1),
     "MAX_BYTES": env_int(_CQ_PREFIX + "MAX_BYTES", 8192, minimum=512, maximum=102400),
     "MAX_VISITS_PER_RUN": env_int(_CQ_PREFIX + "MAX_VISITS_PER_RUN", 200, minimum=1),
+    "MAX_GRAPH_NODES": env_int(_CQ_PREFIX + "MAX_GRAPH_NODES", 2000, minimum=1),
+    "MAX_LOGS_PER_VISIT": env_int(_CQ_PREFIX + "MAX_LOGS_PER_VISIT", 5000, minimum=1),
     "MAX_PATHS": env_int(_CQ_PREFIX + "MAX_PATHS", 100, minimum=1),
     "MAX_PATH_DEPTH": env_int(_CQ_PREFIX + "MAX_PATH_DEPTH", 200, minimum=1),
     "BASE_URL": os.environ.get(_CQ_PREFIX + "BASE_URL", "http://127.0.0.1:8000").rstrip("/"),
@@ -295,10 +294,6 @@ try:
     ]
 except ValueError as exc:
     raise ImproperlyConfigured(f"{_CQ_PREFIX}ALLOWED_CLIENTS has an invalid address or network: {exc}") from None
-
-# Benchmark floors (tests/bench): /internal/context/_floor and _plain exist only
-# when this is true, so they never exist in production.
-HERMES_OPS_BENCH_FLOOR = env_bool("HERMES_OPS_BENCH_FLOOR", False)
 
 LOGGING = {
     "version": 1,

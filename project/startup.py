@@ -14,7 +14,7 @@ def settings_load_or_exit(*, exit_status: int) -> None:
     from django.conf import settings
 
     try:
-        settings.INSTALLED_APPS  # noqa: B018 - the access imports and validates the settings
+        _ = settings.INSTALLED_APPS  # the access imports and validates the settings
     except ImproperlyConfigured as exc:
         sys.stderr.write(f"Configuration error: {exc}\n")
         sys.stderr.flush()

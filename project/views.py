@@ -2,8 +2,8 @@
 
 from django.db import connection
 from django.http import JsonResponse
-from django.views.defaults import page_not_found, server_error
 from django.views.decorators.http import require_GET
+from django.views.defaults import page_not_found, server_error
 
 from project.api import envelope, is_api_path, json_error
 

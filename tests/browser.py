@@ -12,14 +12,20 @@ from pathlib import Path
 
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 
-import pytest  # noqa: E402
-from playwright.sync_api import expect, sync_playwright  # noqa: E402
+import pytest
+from playwright.sync_api import expect, sync_playwright
 
-from tests.factories import UserFactory  # noqa: E402
+from tests.factories import UserFactory
 
 SCREENSHOTS = Path(__file__).resolve().parents[1] / "test-output" / "screenshots"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--no-first-run", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
 PASSWORD = "pass-word-123"  # UserFactory's password
 
 

@@ -9,11 +9,12 @@ import tempfile
 
 os.environ.setdefault("HERMES_HOME", tempfile.mkdtemp(prefix="hermes-home-"))
 
-import pytest  # noqa: E402
-from knox.models import AuthToken  # noqa: E402
-from rest_framework.test import APIClient  # noqa: E402
+import pytest
+from knox.models import AuthToken
+from rest_framework.test import APIClient
 
-from tests.factories import UserFactory  # noqa: E402
+from tests.browser import browser  # the headless Chromium fixture of every app's browser tests
+from tests.factories import UserFactory
 
 
 @pytest.fixture(autouse=True)

@@ -2,6 +2,7 @@
 
 import factory
 from django.contrib.auth import get_user_model
+from django.utils import timezone
 
 
 class UserFactory(factory.django.DjangoModelFactory):
@@ -14,7 +15,7 @@ class UserFactory(factory.django.DjangoModelFactory):
     password = factory.PostGenerationMethodCall("set_password", "pass-word-123")
 
     @factory.post_generation
-    def _save(obj, create, extracted, **kwargs):  # noqa: N805
+    def _save(obj, create, extracted, **kwargs):
         if create:
             obj.save()
 
@@ -42,3 +43,19 @@ class BuiltInPatternFactory(PatternFactory):
     is_built_in = True
     category = "rate_limit"
     retryable = True
+
+
+class JudgedReplyFactory(factory.django.DjangoModelFactory):
+    """A reply judged at a visit's completion (SPEC §1), as ``contextquery`` feeds it."""
+
+    class Meta:
+        model = "patterns.JudgedReply"
+
+    subject = factory.Faker("uuid4", cast_to=None)
+    subject_url = factory.LazyAttribute(lambda o: f"/runs/demo/visits/{o.subject}/")
+    label = factory.Sequence(lambda n: f"run demo · node N{n} #1")
+    text = "All three sources agree; the report is ready."
+    length = factory.LazyAttribute(lambda o: len(o.text))
+    failed = False
+    decided_by = ""
+    judged_at = factory.LazyFunction(timezone.now)

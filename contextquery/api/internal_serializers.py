@@ -8,13 +8,11 @@ boolean is not a number), and an explicit ``null`` for an optional field means
 from django.utils.translation import gettext_lazy as _
 from rest_framework import serializers
 
-from contextquery.queries import META_KINDS
+from contextquery.client.wire import MAX_MAX_BYTES, META_KINDS, MIN_MAX_BYTES
 from contextquery.tokens import config
-from project.serializers import StrictCharField, StrictIntegerField
+from project.serializers import StrictCharField, StrictIntegerField, StrictSerializer
 
 MAX_ITER_SEQ = 2**31 - 1
-MIN_MAX_BYTES = 512
-MAX_MAX_BYTES = 102400
 
 
 class StrictUUIDField(serializers.UUIDField):
@@ -30,7 +28,7 @@ def _optional(field_class, **kwargs):
     return field_class(required=False, allow_null=True, default=None, **kwargs)
 
 
-class ContextQuerySerializer(serializers.Serializer):
+class ContextQuerySerializer(StrictSerializer):
     """Fields every internal query carries."""
 
     runId = StrictCharField(max_length=64, help_text="The run of the token; another run's id is refused (403).")
@@ -42,7 +40,7 @@ class PathQuerySerializer(ContextQuerySerializer):
     visitUuid = _optional(StrictUUIDField, help_text="The token's visit (optional); another visit is refused (403).")
 
 
-class _ByteBudgetMixin(serializers.Serializer):
+class _ByteBudgetMixin(StrictSerializer):
     iterSeq = _optional(
         StrictIntegerField,
         min_value=1,
@@ -56,7 +54,7 @@ class _ByteBudgetMixin(serializers.Serializer):
         help_text="Bound on the UTF-8 size of the compact JSON of the answer's data (default MAX_BYTES, 8192).",
     )
 
-    def validate_maxBytes(self, value):  # noqa: N802 (camelCase wire name)
+    def validate_maxBytes(self, value):
         return config()["MAX_BYTES"] if value is None else value
 
 
@@ -138,7 +136,7 @@ class MetaAnswerSerializer(_ReadSerializer):
     logs = serializers.ListField(child=serializers.DictField(), required=False, help_text="kind ALL only.")
 
 
-class TokenRevokeSerializer(serializers.Serializer):
+class TokenRevokeSerializer(StrictSerializer):
     """``POST …/tokens/revoke`` body."""
 
     token = StrictCharField(max_length=200, trim_whitespace=True)

@@ -32,12 +32,13 @@ from rest_framework.views import APIView
 
 from contextquery import queries, tokens
 from contextquery.api import internal_serializers as bodies
+from contextquery.client.wire import TOKEN_HEADER
 from contextquery.models import ContextRead
 from project.api import StrictJSONParser, parse_json_bytes
 from project.errors import Forbidden, Invalid, Unavailable
 
-#: ``X-Context-Token`` as Django names it in ``request.META``.
-_TOKEN_META_KEY = "HTTP_X_CONTEXT_TOKEN"
+#: The token header as Django names it in ``request.META``.
+_TOKEN_META_KEY = "HTTP_" + TOKEN_HEADER.upper().replace("-", "_")
 #: The OpenAPI security scheme of the internal endpoints.
 SECURITY = [{"ContextToken": []}]
 
@@ -105,7 +106,9 @@ class ContextQueryView(APIView):
         raw = request.body
         body = parse_json_bytes(raw) if raw.strip() else {}
         if not isinstance(body, dict):
-            raise Invalid("The request body must be a JSON object.", errors={"nonFieldErrors": ["Must be a JSON object."]})
+            raise Invalid(
+                "The request body must be a JSON object.", errors={"nonFieldErrors": ["Must be a JSON object."]}
+            )
         self._body = body
         serializer = self.serializer_class(data=body)
         serializer.is_valid(raise_exception=True)
@@ -142,7 +145,9 @@ class ContextQueryView(APIView):
             target_visit_uuid=_trimmed(target, 64),
             field=_trimmed(body.get("field"), 500),
             kind=_trimmed(body.get("kind"), 16),
-            iter_seq=iter_seq if isinstance(iter_seq, int) and not isinstance(iter_seq, bool) and abs(iter_seq) < 2**31 else None,
+            iter_seq=iter_seq
+            if isinstance(iter_seq, int) and not isinstance(iter_seq, bool) and abs(iter_seq) < 2**31
+            else None,
             status_code=response.status_code,
             bytes_returned=len(response.content),
             duration_ms=round((time.perf_counter() - self._started) * 1000, 3),
@@ -216,7 +221,11 @@ class OutputQueryView(ContextQueryView):
 
     def answer(self, token, data):
         return queries.output_query(
-            token=token, node_id=data["nodeId"], field=data["field"], iter_seq=data["iterSeq"], max_bytes=data["maxBytes"]
+            token=token,
+            node_id=data["nodeId"],
+            field=data["field"],
+            iter_seq=data["iterSeq"],
+            max_bytes=data["maxBytes"],
         )
 
 

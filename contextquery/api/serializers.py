@@ -2,56 +2,50 @@
 shape and type (422 naming the field), responses in camelCase. The rules live
 in ``contextquery.ingest``."""
 
-from drf_spectacular.utils import extend_schema_field
-from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from contextquery.api.internal_serializers import PathGraphSerializer
+from contextquery.canvas import GraphSerializer
+from contextquery.judgement import COMPLETION_STATUSES
 from contextquery.models import ContextRead, LogType, RunMode, Visit, VisitLog, VisitStatus, WorkflowRun
-from contextquery.ingest import COMPLETION_STATUSES, FINISH_STATUSES
+from contextquery.recording import FINISH_STATUSES
+from patterns.models import JudgedReply
+from project.serializers import StrictSerializer, choice_field
 
 #: The most log entries one batch may carry.
 MAX_LOGS_PER_BATCH = 1000
 
 
-def choice(values, **kwargs) -> serializers.ChoiceField:
-    """A ChoiceField whose refusal lists the allowed values (SPEC §2)."""
-    values = [str(v) for v in values]
-    # DRF fills {input}; the allowed values are filled in here, lazily, so the
-    # sentence is translated in the language of each request.
-    message = format_lazy(_('"{{input}}" is not allowed; use one of {allowed}.'), allowed=", ".join(values))
-    return serializers.ChoiceField(choices=[(v, v) for v in values], error_messages={"invalid_choice": message}, **kwargs)
-
-
 # --------------------------------------------------------------------------- requests
 
 
-class RunCreateSerializer(serializers.Serializer):
+class RunCreateSerializer(StrictSerializer):
     """``POST /api/runs``."""
 
-    runId = serializers.CharField(required=False, allow_null=True, max_length=64)  # noqa: N815
-    workflowId = serializers.CharField(required=False, allow_blank=True, max_length=200, default="")  # noqa: N815
-    workflowName = serializers.CharField(required=False, allow_blank=True, max_length=200, default="")  # noqa: N815
-    mode = choice(RunMode.values, default=RunMode.DAG)
-    graph = serializers.JSONField(
-        help_text="The canvas: {nodes: [{id, type, name, failStrategy: abort|skip}], edges: [{source, target}]}."
+    runId = serializers.CharField(required=False, allow_null=True, max_length=64)
+    workflowId = serializers.CharField(required=False, allow_blank=True, max_length=200, default="")
+    workflowName = serializers.CharField(required=False, allow_blank=True, max_length=200, default="")
+    mode = choice_field(RunMode.values, default=RunMode.DAG)
+    graph = GraphSerializer(
+        help_text="The canvas: {nodes: [{id, type, name, failStrategy}], edges: [{source, target}]}."
     )
 
 
-class VisitRegisterSerializer(serializers.Serializer):
+class VisitRegisterSerializer(StrictSerializer):
     """``POST /api/runs/{runId}/visits``. Send ``fromVisitUuids`` (a list, ``[]``
     for a root) or ``fromVisitUuid``; send neither (or null) to let the server
     derive the parents (SPEC §4.2)."""
 
-    visitUuid = serializers.UUIDField(required=False, allow_null=True)  # noqa: N815
-    nodeId = serializers.CharField(max_length=200)  # noqa: N815
-    nodeType = serializers.CharField(required=False, allow_null=True, allow_blank=True, max_length=100)  # noqa: N815
-    nodeName = serializers.CharField(required=False, allow_null=True, allow_blank=True, max_length=200)  # noqa: N815
-    fromVisitUuids = serializers.ListField(  # noqa: N815
+    visitUuid = serializers.UUIDField(required=False, allow_null=True)
+    nodeId = serializers.CharField(max_length=200)
+    nodeType = serializers.CharField(required=False, allow_null=True, allow_blank=True, max_length=100)
+    nodeName = serializers.CharField(required=False, allow_null=True, allow_blank=True, max_length=200)
+    fromVisitUuids = serializers.ListField(
         child=serializers.UUIDField(), required=False, allow_null=True, allow_empty=True, max_length=1000
     )
-    fromVisitUuid = serializers.UUIDField(required=False, allow_null=True)  # noqa: N815
+    fromVisitUuid = serializers.UUIDField(required=False, allow_null=True)
     input = serializers.JSONField(required=False, allow_null=True)
 
     def validate(self, attrs):
@@ -72,63 +66,61 @@ class VisitRegisterSerializer(serializers.Serializer):
         return None
 
 
-class LogEntrySerializer(serializers.Serializer):
+class LogEntrySerializer(StrictSerializer):
     """One log entry ``{seq?, type, timestamp?, message?, detail?}`` (SPEC §4.1)."""
 
     seq = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=2_000_000_000)
-    type = choice(LogType.values)
+    type = choice_field(LogType.values)
     timestamp = serializers.DateTimeField(required=False, allow_null=True)
     message = serializers.CharField(required=False, allow_null=True, allow_blank=True, trim_whitespace=False)
     detail = serializers.JSONField(required=False, allow_null=True)
 
 
-class LogsAppendSerializer(serializers.Serializer):
+class LogsAppendSerializer(StrictSerializer):
     """``POST …/logs``: ``{logs: [entry, …]}``, kept in order."""
 
     logs = LogEntrySerializer(many=True, allow_empty=True, max_length=MAX_LOGS_PER_BATCH)
 
 
-class AgentResultSerializer(serializers.Serializer):
+class AgentResultSerializer(StrictSerializer):
     """The agent's structured signals (SPEC §4.4)."""
 
     failed = serializers.BooleanField(required=False, allow_null=True)
-    failureReason = serializers.CharField(required=False, allow_null=True, allow_blank=True)  # noqa: N815
+    failureReason = serializers.CharField(required=False, allow_null=True, allow_blank=True)
     error = serializers.CharField(required=False, allow_null=True, allow_blank=True, trim_whitespace=False)
     completed = serializers.BooleanField(required=False, allow_null=True)
-    turnExitReason = serializers.CharField(required=False, allow_null=True, allow_blank=True)  # noqa: N815
+    turnExitReason = serializers.CharField(required=False, allow_null=True, allow_blank=True)
 
 
-class VisitCompleteSerializer(serializers.Serializer):
+class VisitCompleteSerializer(StrictSerializer):
     """``POST …/complete``."""
 
-    status = choice(COMPLETION_STATUSES)
+    status = choice_field(COMPLETION_STATUSES)
     output = serializers.JSONField(
         required=False, allow_null=True, help_text="The output envelope {status, message, data}."
     )
-    finalText = serializers.CharField(  # noqa: N815
-        required=False, allow_null=True, allow_blank=True, trim_whitespace=False
-    )
+    finalText = serializers.CharField(required=False, allow_null=True, allow_blank=True, trim_whitespace=False)
     error = serializers.CharField(required=False, allow_null=True, allow_blank=True, trim_whitespace=False)
-    agentResult = AgentResultSerializer(required=False, allow_null=True)  # noqa: N815
+    agentResult = AgentResultSerializer(required=False, allow_null=True)
 
 
-class RunFinishSerializer(serializers.Serializer):
+class RunFinishSerializer(StrictSerializer):
     """``POST /api/runs/{runId}/finish``."""
 
-    status = choice(FINISH_STATUSES)
+    status = choice_field(FINISH_STATUSES)
 
 
 # --------------------------------------------------------------------------- responses
 
 
 class RunSerializer(serializers.ModelSerializer):
-    runId = serializers.CharField(source="run_id")  # noqa: N815
-    workflowId = serializers.CharField(source="workflow_id")  # noqa: N815
-    workflowName = serializers.CharField(source="workflow_name")  # noqa: N815
-    createdBy = serializers.SerializerMethodField()  # noqa: N815
-    startedAt = serializers.DateTimeField(source="started_at")  # noqa: N815
-    finishedAt = serializers.DateTimeField(source="finished_at", allow_null=True)  # noqa: N815
-    visitCount = serializers.SerializerMethodField()  # noqa: N815
+    runId = serializers.CharField(source="run_id")
+    workflowId = serializers.CharField(source="workflow_id")
+    workflowName = serializers.CharField(source="workflow_name")
+    createdBy = serializers.SerializerMethodField()
+    startedAt = serializers.DateTimeField(source="started_at")
+    finishedAt = serializers.DateTimeField(source="finished_at", allow_null=True)
+    visitCount = serializers.SerializerMethodField()
 
     class Meta:
         model = WorkflowRun
@@ -137,10 +129,10 @@ class RunSerializer(serializers.ModelSerializer):
             "createdBy", "startedAt", "finishedAt", "visitCount",
         ]  # fmt: skip
 
-    def get_createdBy(self, run) -> str | None:  # noqa: N802
+    def get_createdBy(self, run) -> str | None:
         return run.created_by.get_username() if run.created_by_id else None
 
-    def get_visitCount(self, run) -> int:  # noqa: N802
+    def get_visitCount(self, run) -> int:
         count = getattr(run, "visit_count", None)
         return run.visits.count() if count is None else count
 
@@ -153,24 +145,24 @@ class MatchedPatternSerializer(serializers.Serializer):
 
 
 class VisitSerializer(serializers.ModelSerializer):
-    visitUuid = serializers.UUIDField(source="visit_uuid")  # noqa: N815
-    runId = serializers.CharField(source="run.run_id")  # noqa: N815
-    nodeId = serializers.CharField(source="node_id")  # noqa: N815
-    nodeType = serializers.CharField(source="node_type")  # noqa: N815
-    nodeName = serializers.CharField(source="node_name")  # noqa: N815
-    iterSeq = serializers.IntegerField(source="iter_seq")  # noqa: N815
-    sortOrder = serializers.IntegerField(source="sort_order")  # noqa: N815
-    fromVisitUuids = serializers.ListField(source="parent_uuids", child=serializers.CharField())  # noqa: N815
-    finalText = serializers.CharField(source="final_text", allow_null=True)  # noqa: N815
-    failureReason = serializers.CharField(source="failure_reason")  # noqa: N815
-    failureCategory = serializers.CharField(source="failure_category")  # noqa: N815
-    runAction = serializers.CharField(source="run_action")  # noqa: N815
-    matchedPattern = serializers.SerializerMethodField()  # noqa: N815
-    falsePositive = serializers.SerializerMethodField()  # noqa: N815
-    logCount = serializers.IntegerField(source="log_counter")  # noqa: N815
-    queryCount = serializers.IntegerField(source="query_count")  # noqa: N815
-    startedAt = serializers.DateTimeField(source="started_at")  # noqa: N815
-    endedAt = serializers.DateTimeField(source="ended_at", allow_null=True)  # noqa: N815
+    visitUuid = serializers.UUIDField(source="visit_uuid")
+    runId = serializers.CharField(source="run.run_id")
+    nodeId = serializers.CharField(source="node_id")
+    nodeType = serializers.CharField(source="node_type")
+    nodeName = serializers.CharField(source="node_name")
+    iterSeq = serializers.IntegerField(source="iter_seq")
+    sortOrder = serializers.IntegerField(source="sort_order")
+    fromVisitUuids = serializers.ListField(source="parent_uuids", child=serializers.CharField())
+    finalText = serializers.CharField(source="final_text", allow_null=True)
+    failureReason = serializers.CharField(source="failure_reason")
+    failureCategory = serializers.CharField(source="failure_category")
+    runAction = serializers.CharField(source="run_action")
+    matchedPattern = serializers.SerializerMethodField()
+    falsePositive = serializers.SerializerMethodField()
+    logCount = serializers.IntegerField(source="log_counter")
+    queryCount = serializers.IntegerField(source="query_count")
+    startedAt = serializers.DateTimeField(source="started_at")
+    endedAt = serializers.DateTimeField(source="ended_at", allow_null=True)
 
     class Meta:
         model = Visit
@@ -193,11 +185,14 @@ class VisitSerializer(serializers.ModelSerializer):
         }
 
     @extend_schema_field(MatchedPatternSerializer(allow_null=True))
-    def get_matchedPattern(self, visit):  # noqa: N802
+    def get_matchedPattern(self, visit):
         return self._matched(visit)
 
-    def get_falsePositive(self, visit) -> bool:  # noqa: N802
-        return visit.false_positive_at is not None
+    def get_falsePositive(self, visit) -> bool:
+        marked = getattr(visit, "false_positive", None)
+        if marked is None:
+            marked = JudgedReply.objects.filter(subject=visit.visit_uuid, mark=JudgedReply.Mark.FALSE_POSITIVE).exists()
+        return marked
 
 
 class ContextQuerySerializer(serializers.Serializer):
@@ -211,13 +206,13 @@ class ContextQuerySerializer(serializers.Serializer):
 
 
 class VisitRegisteredSerializer(VisitSerializer):
-    contextQuery = serializers.SerializerMethodField()  # noqa: N815
+    contextQuery = serializers.SerializerMethodField()
 
     class Meta(VisitSerializer.Meta):
         fields = VisitSerializer.Meta.fields + ["contextQuery"]
 
     @extend_schema_field(ContextQuerySerializer(allow_null=True))
-    def get_contextQuery(self, visit):  # noqa: N802
+    def get_contextQuery(self, visit):
         return self.context.get("context_query")
 
 
@@ -230,13 +225,13 @@ class VisitLogSerializer(serializers.ModelSerializer):
 
 
 class ContextReadSerializer(serializers.ModelSerializer):
-    nodeId = serializers.CharField(source="node_id")  # noqa: N815
-    visitUuid = serializers.CharField(source="target_visit_uuid")  # noqa: N815
-    iterSeq = serializers.IntegerField(source="iter_seq", allow_null=True)  # noqa: N815
-    statusCode = serializers.IntegerField(source="status_code")  # noqa: N815
-    bytesReturned = serializers.IntegerField(source="bytes_returned")  # noqa: N815
-    durationMs = serializers.FloatField(source="duration_ms")  # noqa: N815
-    createdAt = serializers.DateTimeField(source="created_at")  # noqa: N815
+    nodeId = serializers.CharField(source="node_id")
+    visitUuid = serializers.CharField(source="target_visit_uuid")
+    iterSeq = serializers.IntegerField(source="iter_seq", allow_null=True)
+    statusCode = serializers.IntegerField(source="status_code")
+    bytesReturned = serializers.IntegerField(source="bytes_returned")
+    durationMs = serializers.FloatField(source="duration_ms")
+    createdAt = serializers.DateTimeField(source="created_at")
 
     class Meta:
         model = ContextRead
@@ -268,34 +263,34 @@ class VisitDetailSerializer(VisitSerializer):
 
 
 class LogsAppendedSerializer(serializers.Serializer):
-    visitUuid = serializers.CharField()  # noqa: N815
+    visitUuid = serializers.CharField()
     added = serializers.IntegerField(help_text="Entries stored by this batch.")
     skipped = serializers.IntegerField(help_text="Entries whose seq was stored already.")
-    lastSeq = serializers.IntegerField(help_text="The highest seq of the visit.")  # noqa: N815
+    lastSeq = serializers.IntegerField(help_text="The highest seq of the visit.")
 
 
 class HeartbeatSerializer(serializers.Serializer):
-    visitUuid = serializers.CharField()  # noqa: N815
+    visitUuid = serializers.CharField()
     status = serializers.ChoiceField(choices=VisitStatus.choices)
 
 
 class VerdictSerializer(serializers.Serializer):
     """The effective status decided on completion (SPEC §4.4)."""
 
-    visitUuid = serializers.CharField()  # noqa: N815
-    effectiveStatus = serializers.ChoiceField(choices=VisitStatus.choices)  # noqa: N815
-    failureReason = serializers.CharField(allow_null=True)  # noqa: N815
-    matchedPattern = MatchedPatternSerializer(allow_null=True)  # noqa: N815
+    visitUuid = serializers.CharField()
+    effectiveStatus = serializers.ChoiceField(choices=VisitStatus.choices)
+    failureReason = serializers.CharField(allow_null=True)
+    matchedPattern = MatchedPatternSerializer(allow_null=True)
     category = serializers.CharField(allow_null=True)
     retryable = serializers.BooleanField(allow_null=True)
-    runAction = serializers.ChoiceField(choices=["abort", "continue"])  # noqa: N815
+    runAction = serializers.ChoiceField(choices=["abort", "continue"])
 
 
 class RunFinishedSerializer(RunSerializer):
-    cancelledVisits = serializers.SerializerMethodField()  # noqa: N815
+    cancelledVisits = serializers.SerializerMethodField()
 
     class Meta(RunSerializer.Meta):
         fields = RunSerializer.Meta.fields + ["cancelledVisits"]
 
-    def get_cancelledVisits(self, run) -> int:  # noqa: N802
+    def get_cancelledVisits(self, run) -> int:
         return self.context.get("cancelled", 0)

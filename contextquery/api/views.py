@@ -1,7 +1,7 @@
 """The engine-facing recording API, ``/api/runs`` (SPEC §4.3).
 
 Thin adapters: a request serializer checks the body's shape, a function of
-``contextquery.ingest`` applies the rule, a response serializer writes the
+``contextquery.recording`` or ``contextquery.judgement`` applies the rule, a response serializer writes the
 answer. Errors are domain exceptions mapped by ``project.api.exception_handler``.
 """
 
@@ -11,19 +11,21 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, permissions, status
 from rest_framework.response import Response
 
-from contextquery import ingest
+from contextquery import judgement, recording
 from contextquery.api import serializers as s
 from contextquery.filters import RunFilter, VisitFilter
 from contextquery.models import Visit, WorkflowRun
 
 RUN_ID = OpenApiParameter("run_id", OpenApiTypes.STR, OpenApiParameter.PATH, description="The run's runId.")
-VISIT_UUID = OpenApiParameter("visit_uuid", OpenApiTypes.UUID, OpenApiParameter.PATH, description="The visit's visitUuid.")
+VISIT_UUID = OpenApiParameter(
+    "visit_uuid", OpenApiTypes.UUID, OpenApiParameter.PATH, description="The visit's visitUuid."
+)
 
 
 class RecordingPermission(permissions.BasePermission):
     """Reading: ``contextquery.view_workflowrun`` or staff; writing:
     ``contextquery.record_run`` (SPEC §4.3). Ownership of a run is checked by
-    ``ingest.run_get_for_writer``."""
+    ``recording.run_get_for_writer``."""
 
     def has_permission(self, request, view):
         user = request.user
@@ -31,9 +33,9 @@ class RecordingPermission(permissions.BasePermission):
             return False
         if request.method in permissions.SAFE_METHODS:
             self.message = _("Reading runs needs the contextquery.view_workflowrun permission or a staff user.")
-            return ingest.run_can_read(user=user)
+            return recording.run_can_read(user=user)
         self.message = _("Recording runs needs the contextquery.record_run permission.")
-        return ingest.run_can_record(user=user)
+        return recording.run_can_record(user=user)
 
 
 class RecordingView(generics.GenericAPIView):
@@ -47,13 +49,13 @@ class RecordingView(generics.GenericAPIView):
         return serializer
 
     def run_for_reading(self):
-        return ingest.run_get(run_id=self.kwargs["run_id"])
+        return recording.run_get(run_id=self.kwargs["run_id"])
 
     def run_for_writing(self):
-        return ingest.run_get_for_writer(run_id=self.kwargs["run_id"], user=self.request.user)
+        return recording.run_get_for_writer(run_id=self.kwargs["run_id"], user=self.request.user)
 
     def visit(self, run):
-        return ingest.visit_get(run=run, visit_uuid=self.kwargs["visit_uuid"])
+        return recording.visit_get(run=run, visit_uuid=self.kwargs["visit_uuid"])
 
 
 class RunListCreateView(RecordingView):
@@ -66,7 +68,7 @@ class RunListCreateView(RecordingView):
     error_statuses = ("400", "401", "403", "404", "413", "422")
 
     def get_queryset(self):
-        return ingest.run_list()
+        return recording.run_list()
 
     @extend_schema(operation_id="runs_list", summary="List runs", responses=s.RunSerializer(many=True))
     def get(self, request):
@@ -83,7 +85,7 @@ class RunListCreateView(RecordingView):
     )
     def post(self, request):
         body = self.body(s.RunCreateSerializer).validated_data
-        run, created = ingest.run_create(
+        run, created = recording.run_create(
             user=request.user,
             graph=body["graph"],
             run_id=body.get("runId"),
@@ -122,7 +124,7 @@ class RunFinishView(RecordingView):
     def post(self, request, run_id):
         run = self.run_for_writing()
         body = self.body(s.RunFinishSerializer).validated_data
-        run, cancelled = ingest.run_finish(run=run, status=body["status"])
+        run, cancelled = recording.run_finish(run=run, status=body["status"])
         return Response(s.RunFinishedSerializer(run, context={"cancelled": cancelled}).data)
 
 
@@ -134,7 +136,7 @@ class VisitListRegisterView(RecordingView):
     filterset_class = VisitFilter
 
     def get_queryset(self):
-        return ingest.visit_list(run=self.run_for_reading())
+        return recording.visit_list(run=self.run_for_reading())
 
     @extend_schema(
         operation_id="runs_visits_list",
@@ -160,7 +162,7 @@ class VisitListRegisterView(RecordingView):
         run = self.run_for_writing()
         serializer = self.body(s.VisitRegisterSerializer)
         body = serializer.validated_data
-        result = ingest.visit_register(
+        result = recording.visit_register(
             run=run,
             node_id=body["nodeId"],
             visit_uuid=body.get("visitUuid"),
@@ -187,7 +189,7 @@ class VisitDetailView(RecordingView):
     )
     def get(self, request, run_id, visit_uuid):
         visit = self.visit(self.run_for_reading())
-        detail = ingest.visit_detail(visit=visit)
+        detail = recording.visit_detail(visit=visit)
         return Response(s.VisitDetailSerializer(visit, context={"detail": detail}).data)
 
 
@@ -208,7 +210,7 @@ class VisitLogsView(RecordingView):
     def post(self, request, run_id, visit_uuid):
         visit = self.visit(self.run_for_writing())
         logs = self.body(s.LogsAppendSerializer).validated_data["logs"]
-        result = ingest.logs_append(visit=visit, logs=[dict(entry) for entry in logs])
+        result = recording.logs_append(visit=visit, logs=[dict(entry) for entry in logs])
         return Response({"visitUuid": str(visit.visit_uuid), **result})
 
 
@@ -225,7 +227,7 @@ class VisitHeartbeatView(RecordingView):
         responses=s.HeartbeatSerializer,
     )
     def post(self, request, run_id, visit_uuid):
-        visit = ingest.visit_heartbeat(visit=self.visit(self.run_for_writing()))
+        visit = recording.visit_heartbeat(visit=self.visit(self.run_for_writing()))
         return Response({"visitUuid": str(visit.visit_uuid), "status": visit.status})
 
 
@@ -246,7 +248,7 @@ class VisitCompleteView(RecordingView):
         visit = self.visit(self.run_for_writing())
         body = self.body(s.VisitCompleteSerializer).validated_data
         agent_result = body.get("agentResult")
-        verdict = ingest.visit_complete(
+        verdict = judgement.visit_complete(
             visit=visit,
             status=body["status"],
             output=body.get("output"),

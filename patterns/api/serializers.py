@@ -1,20 +1,23 @@
 """Serializers of the error-pattern API (SPEC §3.4): camelCase fields, strict
-JSON types, model rules through ``ValidatedModelSerializer``."""
+JSON types, unknown keys refused. The model's rules run once, in
+``patterns.changes``, which every writer goes through."""
 
 from rest_framework import serializers
 
 from patterns.models import HermesErrorPattern, PatternChange
-from project.serializers import (  # noqa: F401  (re-exported: other apps import them from here)
+from project.serializers import (
     StrictBooleanField,
     StrictCharField,
     StrictIntegerField,
-    ValidatedModelSerializer,
+    StrictModelSerializer,
+    StrictSerializer,
 )
 
 
-class PatternSerializer(ValidatedModelSerializer):
+class PatternSerializer(StrictModelSerializer):
     """One error pattern. ``key``, ``isBuiltIn``, ``hitCount``, ``lastHitAt``,
-    ``createdAt`` and ``updatedAt`` are read-only (SPEC §3.1)."""
+    ``createdAt`` and ``updatedAt`` are read-only (SPEC §3.1); types are
+    checked here, the model's rules by ``patterns.changes``."""
 
     name = StrictCharField(max_length=100, allow_blank=True, trim_whitespace=False)
     pattern = StrictCharField(max_length=500, allow_blank=True, trim_whitespace=False)
@@ -31,8 +34,20 @@ class PatternSerializer(ValidatedModelSerializer):
     class Meta:
         model = HermesErrorPattern
         fields = [
-            "id", "key", "name", "pattern", "enabled", "isBuiltIn", "description", "category",
-            "retryable", "priority", "hitCount", "lastHitAt", "createdAt", "updatedAt",
+            "id",
+            "key",
+            "name",
+            "pattern",
+            "enabled",
+            "isBuiltIn",
+            "description",
+            "category",
+            "retryable",
+            "priority",
+            "hitCount",
+            "lastHitAt",
+            "createdAt",
+            "updatedAt",
         ]
         read_only_fields = ["id", "key"]
 
@@ -64,7 +79,7 @@ class PatternDetailSerializer(PatternSerializer):
         return PatternChangeSerializer(rows, many=True).data
 
 
-class DetectRequestSerializer(serializers.Serializer):
+class DetectRequestSerializer(StrictSerializer):
     """``POST /detect`` body: ``{text}``, a string (blank matches nothing)."""
 
     text = StrictCharField(allow_blank=True, trim_whitespace=False)

@@ -18,8 +18,9 @@ from patterns.api.serializers import (
     PatternSerializer,
     ResetResultSerializer,
 )
-from patterns.detection import detect, verdict_json
+from patterns.detection import detect
 from patterns.filters import PatternFilter
+from patterns.matching import verdict_json
 from patterns.models import HermesErrorPattern
 
 #: Actions any authenticated user may call; everything else needs staff.
@@ -80,15 +81,21 @@ class PatternViewSet(viewsets.ModelViewSet):
         changes.pattern_delete(target=self.get_object(), **self._who())
         return Response(None)
 
-    @extend_schema(summary="Change some of a pattern's fields (same as PATCH)", request=PatternSerializer,
-                   responses={200: PatternSerializer})
+    @extend_schema(
+        summary="Change some of a pattern's fields (same as PATCH)",
+        request=PatternSerializer,
+        responses={200: PatternSerializer},
+    )
     @action(detail=True, methods=["post"], url_path="edit")
     def edit(self, request, *args, **kwargs):
         kwargs["partial"] = True
         return self.update(request, *args, **kwargs)
 
-    @extend_schema(summary="Delete a custom pattern (same as DELETE; built-in → 409)", request=None,
-                   responses={200: OpenApiResponse(description="Deleted; data is null.")})
+    @extend_schema(
+        summary="Delete a custom pattern (same as DELETE; built-in → 409)",
+        request=None,
+        responses={200: OpenApiResponse(description="Deleted; data is null.")},
+    )
     @action(detail=True, methods=["post"], url_path="delete", url_name="delete")
     def delete_action(self, request, *args, **kwargs):
         return self.destroy(request, *args, **kwargs)
@@ -108,8 +115,11 @@ class PatternViewSet(viewsets.ModelViewSet):
     def reset(self, request, *args, **kwargs):
         return Response(changes.patterns_reset(**self._who()).as_dict())
 
-    @extend_schema(summary="Try a reply against the enabled patterns (counts no hit)",
-                   request=DetectRequestSerializer, responses={200: DetectResultSerializer})
+    @extend_schema(
+        summary="Try a reply against the enabled patterns (counts no hit)",
+        request=DetectRequestSerializer,
+        responses={200: DetectResultSerializer},
+    )
     @action(detail=False, methods=["post"], filterset_class=None, pagination_class=None)
     def detect(self, request, *args, **kwargs):
         body = DetectRequestSerializer(data=request.data)

@@ -10,7 +10,7 @@ within 2.
 import random
 import time
 
-from patterns.detection import compile_patterns
+from patterns.matching import compile_patterns
 from tests.bench.quality import (
     HEAD_CHARS,
     OWN_SET_PATH,
@@ -32,8 +32,10 @@ def quality_table() -> str:
         for rules_name, matcher in (("built-ins", builtin_matcher()), ("seed list", seed_matcher())):
             s = score(matcher, rows)
             category = f"{s.category_accuracy:9.3f}" if rules_name == "built-ins" else f"{'n/a':>9}"
-            lines.append(f"{set_name:<12} {rules_name:<9} {s.precision:9.3f} {s.recall:7.3f} {category}"
-                         f" {s.true_pos:4d} {s.false_pos:4d} {s.false_neg:4d}")
+            lines.append(
+                f"{set_name:<12} {rules_name:<9} {s.precision:9.3f} {s.recall:7.3f} {category}"
+                f" {s.true_pos:4d} {s.false_pos:4d} {s.false_neg:4d}"
+            )
     return "\n".join(lines)
 
 
@@ -57,8 +59,17 @@ def synthetic_rules(count: int, rng: random.Random) -> list[dict]:
     for n in range(count):
         word = "".join(rng.choice("bcdfghjklmnpqrstvwxz") for _ in range(10))
         pattern = f"regex:^\\W*{word} error \\d+" if n % 3 == 0 else f"{word} failure"
-        rules.append({"id": n + 1, "key": None, "name": word, "pattern": pattern, "category": "other",
-                      "retryable": False, "priority": 100})
+        rules.append(
+            {
+                "id": n + 1,
+                "key": None,
+                "name": word,
+                "pattern": pattern,
+                "category": "other",
+                "retryable": False,
+                "priority": 100,
+            }
+        )
     return rules
 
 
@@ -90,5 +101,7 @@ def cost_table(*, repeats: int) -> str:
 
 
 def run(*, scale: bool = False) -> str:
-    return "Quality (head %d, tail %d chars)\n%s\n\nTail window (sample + own set)\n%s\n\nCost per reply, compiled set\n%s" % (
-        HEAD_CHARS, TAIL_CHARS, quality_table(), tail_table(), cost_table(repeats=60 if scale else 15))
+    return (
+        "Quality (head %d, tail %d chars)\n%s\n\nTail window (sample + own set)\n%s\n\nCost per reply, compiled set\n%s"
+        % (HEAD_CHARS, TAIL_CHARS, quality_table(), tail_table(), cost_table(repeats=60 if scale else 15))
+    )

@@ -65,7 +65,9 @@ def statements(access: support.ProbeAccess) -> list[str]:
             for path, body in support.context_requests(access).values():
                 view = view_of.get(path.rsplit("/", 1)[-1])
                 if view is not None:
-                    request = factory.post(path, body, content_type="application/json", HTTP_X_CONTEXT_TOKEN=access.token)
+                    request = factory.post(
+                        path, body, content_type="application/json", HTTP_X_CONTEXT_TOKEN=access.token
+                    )
                     view.as_view()(request).render()
             Visit.objects.filter(visit_uuid=access.probe.visit_uuid).select_related("run").first()
     for query in captured.captured_queries:
@@ -89,7 +91,11 @@ def plan(sql: str) -> str:
         if connection.vendor == "postgresql":
             cursor.execute("EXPLAIN " + sql)
             lines = [row[0].strip().lstrip("-> ").strip() for row in cursor.fetchall()]
-            scans = [re.sub(r"\s+\(cost=.*", "", line) for line in lines if "Scan" in line or line.startswith(("Insert", "Update"))]
+            scans = [
+                re.sub(r"\s+\(cost=.*", "", line)
+                for line in lines
+                if "Scan" in line or line.startswith(("Insert", "Update"))
+            ]
         else:
             cursor.execute("EXPLAIN QUERY PLAN " + sql)
             scans = [row[-1] for row in cursor.fetchall()]
@@ -104,7 +110,7 @@ def run(*, scale: bool = False) -> str:
     rounds = 10 if scale else 5
     before = p50s(port, access, rounds=rounds)
     count = filler_runs(scale=scale, postgres=connection.vendor == "postgresql")
-    from contextquery.management.commands.gen_load_data import load_data_write
+    from tests.bench.benchapp.management.commands.gen_load_data import load_data_write
 
     started = time.perf_counter()
     load_data_write(runs=count, seed=int(time.time()))

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from patterns.builtins import BUILTINS
-from patterns.detection import Matcher, compile_patterns
+from patterns.matching import Matcher, compile_patterns
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "tests" / "data"
@@ -62,8 +62,15 @@ def builtin_matcher() -> Matcher:
 
 def seed_matcher() -> Matcher:
     return compile_patterns(
-        {"id": index + 1, "key": None, "name": text, "pattern": text, "category": "other",
-         "retryable": False, "priority": 100}
+        {
+            "id": index + 1,
+            "key": None,
+            "name": text,
+            "pattern": text,
+            "category": "other",
+            "retryable": False,
+            "priority": 100,
+        }
         for index, text in enumerate(SEED_LITERALS)
     )
 

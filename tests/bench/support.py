@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[2]
 WORKERS = 2
 #: Environment of the bench server only (the floors, a budget and TTL that a long run cannot spend).
 SERVER_ENV = {
-    "HERMES_OPS_BENCH_FLOOR": "true",
+    "DJANGO_SETTINGS_MODULE": "tests.bench.settings",
     "HERMES_CONTEXT_QUERY_MAX_QUERIES_PER_VISIT": "100000000",
     "HERMES_CONTEXT_QUERY_TOKEN_TTL_SECONDS": "3600",
     "LOG_LEVEL": "WARNING",
@@ -102,9 +102,21 @@ def bench_server() -> int:
     port = free_port()
     gunicorn = Path(sys.executable).with_name("gunicorn")
     process = subprocess.Popen(
-        [str(gunicorn), "project.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", str(WORKERS),
-         "--log-level", "warning", "--no-control-socket"],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        [
+            str(gunicorn),
+            "project.wsgi",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--workers",
+            str(WORKERS),
+            "--log-level",
+            "warning",
+            "--no-control-socket",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
     _state["process"] = process
     deadline = time.monotonic() + 60
@@ -150,8 +162,8 @@ def probe() -> ProbeAccess:
         return _state["probe"]
     bench_database()
     from contextquery import tokens
-    from contextquery.management.commands.gen_load_data import load_data_write
     from contextquery.models import Visit
+    from tests.bench.benchapp.management.commands.gen_load_data import load_data_write
 
     found = load_data_write(runs=0, probe=True)
     issued = tokens.token_issue(visit=Visit.objects.get(visit_uuid=found.visit_uuid))
@@ -208,8 +220,9 @@ def percentile(samples: list[float], q: float) -> float:
     return ordered[rank - 1]
 
 
-def latencies(port: int, headers: dict, requests: dict[str, tuple[str, bytes]], *, rounds: int, per_round: int,
-              warmup: int = 20) -> dict[str, list[float]]:
+def latencies(
+    port: int, headers: dict, requests: dict[str, tuple[str, bytes]], *, rounds: int, per_round: int, warmup: int = 20
+) -> dict[str, list[float]]:
     """Concurrency 1: milliseconds per request, by name. The requests are
     interleaved in rounds, so drift on a shared machine hits every one alike."""
     client = Client(port, headers)
@@ -262,7 +275,9 @@ def table(headers: list[str], rows: list[list], *, note: str = "") -> str:
     widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
     lines = []
     for n, row in enumerate(cells):
-        parts = [row[0].ljust(widths[0])] + [value.rjust(width) for value, width in zip(row[1:], widths[1:])]
+        parts = [row[0].ljust(widths[0])] + [
+            value.rjust(width) for value, width in zip(row[1:], widths[1:], strict=False)
+        ]
         lines.append("  ".join(parts).rstrip())
         if n == 0:
             lines.append("  ".join("-" * w for w in widths))

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from contextquery.agent_tools import ContextQueryConfig
-from tests.contextquery.context_fixtures import CHAIN, Recorder, engine, flyback, issue, make_run  # noqa: F401
+from contextquery.client.context_tools import ContextQueryConfig
+from tests.contextquery.context_fixtures import CHAIN
 
 REPO = Path(__file__).resolve().parents[2]
 OUTPUT_A = {"status": 200, "message": "调用成功", "data": {"result": "The capital of France is Paris.", "count": 10}}
@@ -32,8 +32,9 @@ OUTPUT_A = {"status": 200, "message": "调用成功", "data": {"result": "The ca
 def live_flyback(flyback, issue, live_server):
     """The AGENTIC fly-back run (A→B→C→G→C) on the live server, and a config for
     C's running second visit: ``(recorder, config)``."""
-    config = ContextQueryConfig(live_server.url, issue(flyback.by["C2"]), flyback.run.run_id,
-                                str(flyback.by["C2"].visit_uuid))
+    config = ContextQueryConfig(
+        live_server.url, issue(flyback.by["C2"]), flyback.run.run_id, str(flyback.by["C2"].visit_uuid)
+    )
     return flyback, config
 
 
@@ -161,7 +162,7 @@ def engine_api(live_server, settings):
     """``engine_api(name="engine-1")``: an :class:`EngineClient` of a new engine
     client user, against the live server, whose ``contextQuery.base_url`` points
     at that server."""
-    from contextquery.engine_client import EngineClient
+    from contextquery.client.engine import EngineClient
     from contextquery.management.commands.create_engine_client import engine_client_create
 
     settings.HERMES_CONTEXT_QUERY = {**settings.HERMES_CONTEXT_QUERY, "BASE_URL": live_server.url}
@@ -178,8 +179,10 @@ def engine_api(live_server, settings):
         client.close()
 
 
-TWO_NODES = {"nodes": [{"id": "A", "type": "llm", "name": "Look up"}, {"id": "B", "type": "agent", "name": "Answer"}],
-             "edges": [{"source": "A", "target": "B"}]}
+TWO_NODES = {
+    "nodes": [{"id": "A", "type": "llm", "name": "Look up"}, {"id": "B", "type": "agent", "name": "Answer"}],
+    "edges": [{"source": "A", "target": "B"}],
+}
 
 
 def record_a_then_b(client, *, run_id=None, output=OUTPUT_A):
@@ -188,8 +191,9 @@ def record_a_then_b(client, *, run_id=None, output=OUTPUT_A):
     run = client.create_run(graph=TWO_NODES, run_id=run_id, workflow_name="Capital lookup")
     a = client.register_visit(run["runId"], node_id="A", from_visit_uuids=[])
     client.complete_visit(run["runId"], a["visitUuid"], status="SUCCESS", output=output)
-    b = client.register_visit(run["runId"], node_id="B", from_visit_uuid=a["visitUuid"],
-                              input={"prompt": "What did A find?"})
+    b = client.register_visit(
+        run["runId"], node_id="B", from_visit_uuid=a["visitUuid"], input={"prompt": "What did A find?"}
+    )
     return run, a, b
 
 
@@ -201,11 +205,15 @@ def free_port() -> int:
 
 @contextmanager
 def http_server(base_url: str):
-    """``python -m contextquery.mcp_server --http`` on a free port; yields its /mcp URL."""
+    """``python -m contextquery.client.mcp_server --http`` on a free port; yields its /mcp URL."""
     port = free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "contextquery.mcp_server", "--http", "--port", str(port)], cwd=REPO,
-        env={**os.environ, "HERMES_CONTEXT_BASE_URL": base_url}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        [sys.executable, "-m", "contextquery.client.mcp_server", "--http", "--port", str(port)],
+        cwd=REPO,
+        env={**os.environ, "HERMES_CONTEXT_BASE_URL": base_url},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     try:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:

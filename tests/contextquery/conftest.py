@@ -6,20 +6,20 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth.models import Permission
 
-from contextquery import ingest
+from contextquery import judgement, recording
 from tests.conftest import token_client
-from tests.contextquery.factories import CHAIN, EngineUserFactory
-from tests.factories import UserFactory
 
 # Fixtures shared by the context-query and agent-side tests, registered once here.
-from tests.contextquery.agent_fixtures import (  # noqa: E402,F401,I001
+from tests.contextquery.agent_fixtures import (
     engine_api,
     hermes_process_state,
     live_chain,
     live_flyback,
     scripted_server,
 )
-from tests.contextquery.context_fixtures import ask, branches, clock, engine, flyback, issue, make_run  # noqa: E402,F401
+from tests.contextquery.context_fixtures import ask, branches, clock, engine, flyback, issue, make_run
+from tests.contextquery.factories import CHAIN, EngineUserFactory
+from tests.factories import UserFactory
 
 
 def envelope(response, status: int) -> dict:
@@ -71,15 +71,26 @@ class Recording:
         self.run = run
         self.by: dict = {}
 
-    def visit(self, node_id, *parents, name=None, derive=False, complete=True, status="SUCCESS", output=None,
-              final_text=None, **complete_kwargs):
+    def visit(
+        self,
+        node_id,
+        *parents,
+        name=None,
+        derive=False,
+        complete=True,
+        status="SUCCESS",
+        output=None,
+        final_text=None,
+        **complete_kwargs,
+    ):
         kwargs = {} if derive else {"from_visit_uuids": [str(p.visit_uuid) for p in parents]}
-        visit = ingest.visit_register(run=self.run, node_id=node_id, **kwargs).visit
+        visit = recording.visit_register(run=self.run, node_id=node_id, **kwargs).visit
         if complete:
             if output is None:
                 output = {"status": 200, "message": "ok", "data": {"node": node_id, "iter": visit.iter_seq}}
-            ingest.visit_complete(visit=visit, status=status, output=output, final_text=final_text,
-                                  **complete_kwargs)
+            judgement.visit_complete(
+                visit=visit, status=status, output=output, final_text=final_text, **complete_kwargs
+            )
             visit.refresh_from_db()
         self.by[name or f"{node_id}{visit.iter_seq}"] = visit
         return visit
@@ -90,7 +101,7 @@ def record(engine_user):
     """``record(graph=CHAIN, mode="DAG", **run_fields) -> Recording``."""
 
     def make(graph=CHAIN, mode="DAG", **fields):
-        run, _ = ingest.run_create(user=engine_user, graph=graph, mode=mode, **fields)
+        run, _ = recording.run_create(user=engine_user, graph=graph, mode=mode, **fields)
         return Recording(run)
 
     return make

@@ -20,7 +20,10 @@ from contextquery import tokens
 from contextquery.models import Visit, VisitLog, WorkflowRun
 from tests.factories import UserFactory
 
-CHAIN = {"nodes": [{"id": n, "type": "agent"} for n in "ABCG"], "edges": [{"source": s, "target": t} for s, t in ("AB", "BC", "CG")]}
+CHAIN = {
+    "nodes": [{"id": n, "type": "agent"} for n in "ABCG"],
+    "edges": [{"source": s, "target": t} for s, t in ("AB", "BC", "CG")],
+}
 TWO_BRANCHES = {
     "nodes": [{"id": n, "type": "agent"} for n in "ABCDEFG"],
     "edges": [{"source": s, "target": t} for s, t in ("AB", "BC", "CG", "DE", "EF", "FG")],
@@ -103,7 +106,7 @@ def flyback(make_run):
     c1 = rec.visit("C", b, output={"status": 200, "message": "first", "data": {"draft": 1}})
     g = rec.visit("G", c1, output={"status": 400, "message": "needs work", "data": {"verdict": "redo"}})
     c2 = rec.visit("C", g, status="RUNNING")
-    rec.by = dict(A=a, B=b, C1=c1, G=g, C2=c2)
+    rec.by = {"A": a, "B": b, "C1": c1, "G": g, "C2": c2}
     return rec
 
 
@@ -117,7 +120,7 @@ def branches(make_run):
     e = rec.visit("E", d)
     c = rec.visit("C", b, status="RUNNING")
     f = rec.visit("F", e)
-    rec.by = dict(A=a, B=b, C=c, D=d, E=e, F=f)
+    rec.by = {"A": a, "B": b, "C": c, "D": d, "E": e, "F": f}
     return rec
 
 

@@ -4,7 +4,7 @@ The factories write rows directly (fast, for read-side tests) but keep the
 server's invariants: ``sort_order`` follows the run's ``visit_counter`` and
 ``iter_seq`` counts the node's visits, so rows look as if recorded. Give
 parents as visits: ``VisitFactory(run=run, node_id="B", parents=[a])``.
-Tests of the recording rules use ``contextquery.ingest`` instead (see the
+Tests of the recording rules use ``contextquery.recording`` instead (see the
 ``record`` fixture in ``conftest.py``).
 """
 
@@ -46,7 +46,7 @@ class EngineUserFactory(UserFactory):
     username = factory.Sequence(lambda n: f"engine{n}")
 
     @factory.post_generation
-    def engine_permissions(obj, create, extracted, **kwargs):  # noqa: N805
+    def engine_permissions(obj, create, extracted, **kwargs):
         if create:
             obj.user_permissions.add(
                 *Permission.objects.filter(
@@ -81,7 +81,9 @@ class VisitFactory(factory.django.DjangoModelFactory):
     parent_uuids = factory.LazyAttribute(lambda o: [str(p.visit_uuid) for p in o.parents])
     status = VisitStatus.SUCCESS
     output = factory.LazyAttribute(
-        lambda o: None if o.status == VisitStatus.RUNNING else {"status": 200, "message": "ok", "data": {"node": o.node_id}}
+        lambda o: (
+            None if o.status == VisitStatus.RUNNING else {"status": 200, "message": "ok", "data": {"node": o.node_id}}
+        )
     )
     started_at = factory.LazyFunction(timezone.now)
     ended_at = factory.LazyAttribute(lambda o: None if o.status == VisitStatus.RUNNING else timezone.now())

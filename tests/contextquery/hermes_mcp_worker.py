@@ -20,20 +20,36 @@ def main():
     os.environ["HERMES_HOME"] = home
     with open(os.path.join(home, "config.yaml"), "w") as fh:
         yaml.safe_dump({"mcp_servers": {job["server_name"]: job["server_config"]}}, fh)
-    from tools.mcp_tool import discover_mcp_tools, shutdown_mcp_servers
     from run_agent import AIAgent
+    from tools.mcp_tool import discover_mcp_tools, shutdown_mcp_servers
 
     try:
         registered = discover_mcp_tools()
-        agent = AIAgent(base_url=job["llm_base_url"], api_key="sk-fake", model="fake-model",
-                        enabled_toolsets=[f"mcp-{job['server_name']}"], quiet_mode=True, skip_context_files=True,
-                        skip_memory=True, tool_delay=0.0, max_iterations=8)
+        agent = AIAgent(
+            base_url=job["llm_base_url"],
+            api_key="sk-fake",
+            model="fake-model",
+            enabled_toolsets=[f"mcp-{job['server_name']}"],
+            quiet_mode=True,
+            skip_context_files=True,
+            skip_memory=True,
+            tool_delay=0.0,
+            max_iterations=8,
+        )
         tools = sorted(t["function"]["name"] for t in agent.tools)
         result = agent.run_conversation(job["message"])
     finally:
         shutdown_mcp_servers()
-    print(json.dumps({"registered": sorted(registered), "tools": tools, "final": result.get("final_response"),
-                      "completed": result.get("completed")}))
+    print(
+        json.dumps(
+            {
+                "registered": sorted(registered),
+                "tools": tools,
+                "final": result.get("final_response"),
+                "completed": result.get("completed"),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from contextquery import ingest, tokens
+from contextquery import judgement, recording, tokens
 from contextquery.models import ContextRead, ContextToken
 from tests.contextquery.factories import CHAIN, VisitFactory, VisitLogFactory, WorkflowRunFactory
 
@@ -21,11 +21,12 @@ def admin_client(client, superuser):
 def failed_visit(record):
     """A visit FAILED by a pattern, with a log, a token and a read."""
     rec = record(CHAIN)
-    reg = ingest.visit_register(run=rec.run, node_id="A", from_visit_uuids=[])
-    ingest.logs_append(visit=reg.visit, logs=[{"type": "THINKING", "message": "Thinking <b>hard</b>"}])
-    ContextRead.objects.create(visit=reg.visit, endpoint="path", status_code=200, bytes_returned=42,
-                               created_at=timezone.now())
-    ingest.visit_complete(visit=reg.visit, status="SUCCESS", final_text=RATE_LIMIT_REPLY)
+    reg = recording.visit_register(run=rec.run, node_id="A", from_visit_uuids=[])
+    recording.logs_append(visit=reg.visit, logs=[{"type": "THINKING", "message": "Thinking <b>hard</b>"}])
+    ContextRead.objects.create(
+        visit=reg.visit, endpoint="path", status_code=200, bytes_returned=42, created_at=timezone.now()
+    )
+    judgement.visit_complete(visit=reg.visit, status="SUCCESS", final_text=RATE_LIMIT_REPLY)
     reg.visit.refresh_from_db()
     return reg.visit
 
@@ -117,8 +118,10 @@ def test_visits_and_tokens_offer_no_delete_action(admin_client, failed_visit, mo
 
 def test_a_visit_cannot_be_deleted_alone_or_in_bulk(admin_client, failed_visit):
     alone = admin_client.post(reverse("admin:contextquery_visit_delete", args=[failed_visit.pk]), {"post": "yes"})
-    admin_client.post(reverse("admin:contextquery_visit_changelist"),
-                      {"action": "delete_selected", "_selected_action": [failed_visit.pk], "post": "yes"})
+    admin_client.post(
+        reverse("admin:contextquery_visit_changelist"),
+        {"action": "delete_selected", "_selected_action": [failed_visit.pk], "post": "yes"},
+    )
     assert alone.status_code == 403 and type(failed_visit).objects.filter(pk=failed_visit.pk).exists()
 
 

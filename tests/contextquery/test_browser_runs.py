@@ -11,15 +11,15 @@ import time
 from pathlib import Path
 
 import pytest
-from django.core.management import call_command  # noqa: E402
-from playwright.sync_api import expect  # noqa: E402
+from django.core.management import call_command
+from playwright.sync_api import expect
 
-from contextquery import ingest  # noqa: E402
-from contextquery.management.commands.loaddemo import demo_engine  # noqa: E402
-from contextquery.models import Visit, WorkflowRun  # noqa: E402
-from patterns.builtins import seed_builtins  # noqa: E402
-from patterns.models import HermesErrorPattern  # noqa: E402
-from tests.browser import browser, log_in, new_page, shot  # noqa: F401  (browser is a fixture)
+from contextquery import judgement, recording
+from contextquery.management.commands.loaddemo import demo_engine
+from contextquery.models import Visit, WorkflowRun
+from patterns.models import HermesErrorPattern
+from patterns.seeding import seed_builtins
+from tests.browser import log_in, new_page, shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -33,7 +33,7 @@ def demo(live_server):
 
 
 @pytest.fixture
-def ops(browser, demo):  # noqa: F811
+def ops(browser, demo):
     """A staff user logged in through the login page, on /runs/."""
     context, page = new_page(browser)
     log_in(page, base_url=demo.url, path="/runs/")
@@ -112,7 +112,8 @@ def test_the_skip_runs_hop_from_a_to_c_goes_over_b(ops):
         }""",
         ops.locator('#run-graph [data-node="B"] rect').evaluate(
             "r => ({x: r.x.baseVal.value, y: r.y.baseVal.value, width: r.width.baseVal.value,"
-            " height: r.height.baseVal.value})"),
+            " height: r.height.baseVal.value})"
+        ),
     )
     assert crossing is False
     shot(ops, "run-skipped-failure")
@@ -184,11 +185,12 @@ def test_the_visit_page_shows_thinking_tool_calls_and_the_todo_list(ops):
 
 
 def test_a_one_megabyte_output_opens_quickly(ops):
-    run, _ = ingest.run_create(user=demo_engine(), graph={"nodes": [{"id": "A"}], "edges": []},
-                               workflow_name="Big output")
-    visit = ingest.visit_register(run=run, node_id="A", from_visit_uuids=[]).visit
+    run, _ = recording.run_create(
+        user=demo_engine(), graph={"nodes": [{"id": "A"}], "edges": []}, workflow_name="Big output"
+    )
+    visit = recording.visit_register(run=run, node_id="A", from_visit_uuids=[]).visit
     rows = [{"row": i, "text": "lorem ipsum dolor sit amet " * 3} for i in range(11_000)]
-    ingest.visit_complete(visit=visit, status="SUCCESS", output={"status": 200, "message": "ok", "data": rows})
+    judgement.visit_complete(visit=visit, status="SUCCESS", output={"status": 200, "message": "ok", "data": rows})
     started = time.monotonic()
     ops.goto(f"{ops.base}/runs/{run.run_id}/visits/{visit.visit_uuid}/")
     expect(ops.locator("#output-json")).to_be_attached()

@@ -25,8 +25,9 @@ def test_create_engine_client_prints_a_token_that_records_runs(db, client):
     user = get_user_model().objects.get(username="planner-engine")
     assert user.has_perm("contextquery.record_run") and user.has_perm("contextquery.view_workflowrun")
     assert not user.has_usable_password()
-    response = client.post("/api/runs", {"graph": CHAIN}, content_type="application/json",
-                           HTTP_AUTHORIZATION=f"Token {lines[-1]}")
+    response = client.post(
+        "/api/runs", {"graph": CHAIN}, content_type="application/json", HTTP_AUTHORIZATION=f"Token {lines[-1]}"
+    )
     assert envelope(response, 201)["createdBy"] == "planner-engine"
 
 
@@ -50,18 +51,17 @@ def demo(db):
 
 
 def test_loaddemo_records_the_dag_with_two_paths_into_g(demo):
-    from contextquery.ingest import visit_paths
+    from contextquery.recording import visit_paths
 
     run, visits = demo.runs["research"]
     graph = visit_paths(visit=visits["G"].visit)
     assert [p.sequence for p in graph.paths] == [["A", "B", "C", "G"], ["D", "E", "F", "G"]]
     assert run.mode == "DAG" and WorkflowRun.objects.get(pk=run.pk).status == "SUCCESS"
-    assert {log.type for log in visits["A"].visit.logs.all()} >= {"THINKING", "TOOL_CALL", "TOOL_RESULT",
-                                                                   "TODO_UPDATE"}
+    assert {log.type for log in visits["A"].visit.logs.all()} >= {"THINKING", "TOOL_CALL", "TOOL_RESULT", "TODO_UPDATE"}
 
 
 def test_loaddemo_records_the_agentic_flight_back_to_c(demo):
-    from contextquery.ingest import visit_paths
+    from contextquery.recording import visit_paths
 
     _, visits = demo.runs["flyback"]
     graph = visit_paths(visit=visits["C2"].visit)
@@ -99,8 +99,9 @@ def test_loaddemo_says_how_long_its_token_lives_and_how_to_get_a_fresh_one(demo,
     fresh_url = re.search(r"POST (\S+/tokens) ", text).group(1)
     assert fresh_url.endswith(f"/api/runs/{run.run_id}/visits/{visits['B'].visit.visit_uuid}/tokens")
     api_token = run_command("create_api_token", "demo-engine")[-1]
-    response = client.post(urlsplit(fresh_url).path, content_type="application/json",
-                           HTTP_AUTHORIZATION=f"Token {api_token}")
+    response = client.post(
+        urlsplit(fresh_url).path, content_type="application/json", HTTP_AUTHORIZATION=f"Token {api_token}"
+    )
     assert envelope(response, 201)["token"]
 
 

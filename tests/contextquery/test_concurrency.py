@@ -1,6 +1,6 @@
 """Concurrent recording from several processes (SPEC §4.1, §4.3).
 
-Real processes write through ``contextquery.ingest`` at the same moment: on a
+Real processes write through ``contextquery.recording`` at the same moment: on a
 file SQLite database (WAL + IMMEDIATE transactions) and, when the suite runs
 on PostgreSQL, on the test database (row locks). sortOrder stays unique,
 iterSeq runs 1..n per node, the visit limit is never exceeded, no log is lost,
@@ -31,7 +31,7 @@ WORKER = r"""
 import json, os, sys, time
 import django
 django.setup()
-from contextquery import ingest
+from contextquery import recording
 from contextquery.models import Visit, VisitLog, WorkflowRun
 from project.errors import Conflict
 
@@ -43,8 +43,8 @@ if mode == "setup":
     user.user_permissions.add(Permission.objects.get(codename="record_run"))
     user = get_user_model().objects.get(pk=user.pk)
     graph = {"nodes": [{"id": n} for n in "ABCG"], "edges": [{"source": s, "target": t} for s, t in ("AB", "BC", "CG")]}
-    run, _ = ingest.run_create(user=user, graph=graph, mode="AGENTIC", run_id=run_id)
-    ingest.visit_register(run=run, node_id="A", from_visit_uuids=[])
+    run, _ = recording.run_create(user=user, graph=graph, mode="AGENTIC", run_id=run_id)
+    recording.visit_register(run=run, node_id="A", from_visit_uuids=[])
     print(json.dumps({"runId": run.run_id}))
     sys.exit(0)
 run = WorkflowRun.objects.get(run_id=run_id)
@@ -62,9 +62,9 @@ first = Visit.objects.filter(run=run).order_by("sort_order").first()
 for i in range(count):
     try:
         if mode == "register":
-            ingest.visit_register(run=run, node_id="ABCG"[i % 4])
+            recording.visit_register(run=run, node_id="ABCG"[i % 4])
         else:
-            ingest.logs_append(visit=first, logs=[{"type": "TEXT", "message": f"{os.getpid()}-{i}-{j}"} for j in range(5)])
+            recording.logs_append(visit=first, logs=[{"type": "TEXT", "message": f"{os.getpid()}-{i}-{j}"} for j in range(5)])
         out["ok"] += 1
     except Conflict:
         out["conflicts"] += 1
@@ -75,14 +75,17 @@ print(json.dumps(out))
 
 
 def _env(**extra) -> dict:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_URL", "SQLITE_", "HERMES_CONTEXT_QUERY_"))}
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_URL", "SQLITE_", "HERMES_CONTEXT_QUERY_"))
+    }
     env.update(DJANGO_SETTINGS_MODULE="project.settings", PYTHONPATH=str(ROOT), **extra)
     return env
 
 
 def _run(env, *args, timeout=120) -> dict:
-    done = subprocess.run([sys.executable, "-c", WORKER, *args], env=env, cwd=ROOT, capture_output=True, text=True,
-                          timeout=timeout)
+    done = subprocess.run(
+        [sys.executable, "-c", WORKER, *args], env=env, cwd=ROOT, capture_output=True, text=True, timeout=timeout
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -92,8 +95,14 @@ def sqlite_file(tmp_path_factory):
     """A migrated SQLite database file (WAL, IMMEDIATE transactions, as served)."""
     path = tmp_path_factory.mktemp("concurrency") / "db.sqlite3"
     env = _env(SQLITE_PATH=str(path))
-    done = subprocess.run([sys.executable, "manage.py", "migrate", "--no-input", "-v0"], env=env, cwd=ROOT,
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--no-input", "-v0"],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return path
 
@@ -120,8 +129,14 @@ def _race(env, mode, run_id, tmp_path, *, workers=WORKERS, count=PER_WORKER) -> 
     """Start ``workers`` processes, release them together, return their reports."""
     go = tmp_path / f"go-{run_id}"
     procs = [
-        subprocess.Popen([sys.executable, "-c", WORKER, mode, run_id, str(count), str(go)], env=env, cwd=ROOT,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [sys.executable, "-c", WORKER, mode, run_id, str(count), str(go)],
+            env=env,
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         for _ in range(workers)
     ]
     time.sleep(2.0)  # let every process finish django.setup() and wait on the go-file

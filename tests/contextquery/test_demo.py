@@ -1,4 +1,4 @@
-"""``make demo`` (``python -m contextquery.demo``) end to end: a real gunicorn,
+"""``make demo`` (``python -m demo``) end to end: a real gunicorn,
 a real hermes-agent against the fake LLM (SPEC §5, §4.4)."""
 
 import os
@@ -15,8 +15,9 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.fixture(scope="module")
 def demo_output() -> str:
     env = {key: value for key, value in os.environ.items() if key != "DJANGO_SETTINGS_MODULE"}
-    done = subprocess.run([sys.executable, "-m", "contextquery.demo"], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "demo"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     return done.stdout
 

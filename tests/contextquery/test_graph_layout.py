@@ -33,7 +33,7 @@ def path_points(d: str, samples: int = 24) -> list[tuple[float, float]]:
     points, pen = [], (0.0, 0.0)
     for command, args in re.findall(r"([MLQC])([^MLQC]*)", d):
         xy = [float(n) for n in re.findall(r"-?\d+(?:\.\d+)?", args)]
-        ctrl = [pen] + list(zip(xy[::2], xy[1::2]))
+        ctrl = [pen] + list(zip(xy[::2], xy[1::2], strict=False))
         if command == "M":
             pen = ctrl[-1]
             points.append(pen)
@@ -105,8 +105,9 @@ def test_a_node_shows_its_latest_status_visit_count_and_failures():
 
 
 def test_each_visited_node_gets_the_link_the_caller_chooses():
-    picture = graph_picture(graph=CHAIN, visits=chain_of("A", "B", "B"),
-                            node_href=lambda node, visits: f"/{node}/{len(visits)}")
+    picture = graph_picture(
+        graph=CHAIN, visits=chain_of("A", "B", "B"), node_href=lambda node, visits: f"/{node}/{len(visits)}"
+    )
     assert {box.node_id: box.href for box in picture.nodes} == {"A": "/A/1", "B": "/B/2", "C": None, "G": None}
 
 

@@ -1,4 +1,4 @@
-"""``python -m contextquery.mcp_server`` through the official MCP SDK client,
+"""``python -m contextquery.client.mcp_server`` through the official MCP SDK client,
 over stdio and streamable HTTP, against a live Hermes Ops (SPEC §5)."""
 
 from __future__ import annotations
@@ -15,21 +15,36 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from contextquery import mcp_server
-from contextquery.agent_tools import TOOL_NAMES, ContextQueryConfig
+from contextquery.client import mcp_server
+from contextquery.client.context_tools import TOOL_NAMES, ContextQueryConfig
 from tests.contextquery.agent_fixtures import OUTPUT_A, REPO, free_port, http_server
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
-CALLS = [("get_predecessor_paths", {}), ("get_node_output", {"node_id": "A", "field": "result"}),
-         ("get_node_meta", {"node_id": "A", "kind": "THINKING"})]
+CALLS = [
+    ("get_predecessor_paths", {}),
+    ("get_node_output", {"node_id": "A", "field": "result"}),
+    ("get_node_meta", {"node_id": "A", "kind": "THINKING"}),
+]
 
 
 def stdio_params(config: ContextQueryConfig | None, **env) -> StdioServerParameters:
-    values = {"HERMES_CONTEXT_BASE_URL": config.base_url, "HERMES_CONTEXT_TOKEN": config.token,
-              "HERMES_CONTEXT_RUN_ID": config.run_id, "HERMES_CONTEXT_VISIT_UUID": config.visit_uuid} if config else {}
-    return StdioServerParameters(command=sys.executable, args=["-m", "contextquery.mcp_server"], cwd=str(REPO),
-                                 env={**os.environ, **values, **env})
+    values = (
+        {
+            "HERMES_CONTEXT_BASE_URL": config.base_url,
+            "HERMES_CONTEXT_TOKEN": config.token,
+            "HERMES_CONTEXT_RUN_ID": config.run_id,
+            "HERMES_CONTEXT_VISIT_UUID": config.visit_uuid,
+        }
+        if config
+        else {}
+    )
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "contextquery.client.mcp_server"],
+        cwd=str(REPO),
+        env={**os.environ, **values, **env},
+    )
 
 
 async def session_run(streams, calls):
@@ -55,16 +70,21 @@ def over_stdio(config, calls):
 
 def over_http(url, headers, calls):
     async def go():
-        async with httpx.AsyncClient(headers=headers, timeout=30) as client, \
-                streamable_http_client(url, http_client=client) as streams:
+        async with (
+            httpx.AsyncClient(headers=headers, timeout=30) as client,
+            streamable_http_client(url, http_client=client) as streams,
+        ):
             return await session_run(streams, calls)
 
     return asyncio.run(asyncio.wait_for(go(), 60))
 
 
 def headers_for(config: ContextQueryConfig) -> dict:
-    return {"X-Context-Token": config.token, "X-Context-Run-Id": config.run_id,
-            "X-Context-Visit-Uuid": config.visit_uuid}
+    return {
+        "X-Context-Token": config.token,
+        "X-Context-Run-Id": config.run_id,
+        "X-Context-Visit-Uuid": config.visit_uuid,
+    }
 
 
 def json_of(answer: str) -> dict:
@@ -88,9 +108,14 @@ def test_over_stdio_a_failure_is_one_sentence(live_chain):
 
 
 def test_over_stdio_without_the_environment_the_server_exits_naming_the_variables():
-    result = subprocess.run([sys.executable, "-m", "contextquery.mcp_server"], cwd=REPO, capture_output=True,
-                            env={k: v for k, v in os.environ.items() if not k.startswith("HERMES_CONTEXT_")},
-                            timeout=60, stdin=subprocess.DEVNULL)
+    result = subprocess.run(
+        [sys.executable, "-m", "contextquery.client.mcp_server"],
+        cwd=REPO,
+        capture_output=True,
+        env={k: v for k, v in os.environ.items() if not k.startswith("HERMES_CONTEXT_")},
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
     assert result.returncode == 2
     assert b"HERMES_CONTEXT_TOKEN" in result.stderr
 
@@ -122,9 +147,13 @@ def test_over_http_a_connection_without_context_headers_gets_a_sentence(live_ser
 
 
 def test_over_http_a_base_url_off_the_loopback_is_refused_at_start():
-    result = subprocess.run([sys.executable, "-m", "contextquery.mcp_server", "--http", "--port", str(free_port())],
-                            cwd=REPO, capture_output=True, timeout=60,
-                            env={**os.environ, "HERMES_CONTEXT_BASE_URL": "http://hermes-ops.invalid:8000"})
+    result = subprocess.run(
+        [sys.executable, "-m", "contextquery.client.mcp_server", "--http", "--port", str(free_port())],
+        cwd=REPO,
+        capture_output=True,
+        timeout=60,
+        env={**os.environ, "HERMES_CONTEXT_BASE_URL": "http://hermes-ops.invalid:8000"},
+    )
     assert result.returncode == 2
     assert b"loopback" in result.stderr
 
@@ -132,5 +161,9 @@ def test_over_http_a_base_url_off_the_loopback_is_refused_at_start():
 def test_one_visit_keeps_one_call_budget_across_requests():
     budgets = mcp_server._Budgets()
     first = ContextQueryConfig("http://127.0.0.1:1", "a" * 48, "r1", "v1")
-    assert budgets.for_config(first) is budgets.for_config(ContextQueryConfig("http://127.0.0.1:1", "a" * 48, "r1", "v1"))
-    assert budgets.for_config(first) is not budgets.for_config(ContextQueryConfig("http://127.0.0.1:1", "b" * 48, "r1", "v1"))
+    assert budgets.for_config(first) is budgets.for_config(
+        ContextQueryConfig("http://127.0.0.1:1", "a" * 48, "r1", "v1")
+    )
+    assert budgets.for_config(first) is not budgets.for_config(
+        ContextQueryConfig("http://127.0.0.1:1", "b" * 48, "r1", "v1")
+    )

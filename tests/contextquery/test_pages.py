@@ -4,18 +4,18 @@ visit page, false-positive marks, the pattern side, escaping and query counts.""
 
 import json
 import re
-from urllib.parse import urlsplit
 from datetime import timedelta
+from urllib.parse import urlsplit
 
 import pytest
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from contextquery import ingest
-from contextquery.models import ContextRead, Visit
+from contextquery import judgement, recording
+from contextquery.models import ContextRead
+from patterns.models import HermesErrorPattern, JudgedReply
 from tests.contextquery.factories import CHAIN, TWO_BRANCHES, VisitFactory, VisitLogFactory, WorkflowRunFactory, canvas
-from patterns.models import HermesErrorPattern
 from tests.factories import PatternFactory
 
 pytestmark = pytest.mark.django_db
@@ -125,10 +125,16 @@ def test_the_list_shows_each_run_with_its_visit_and_failure_counts(ops, flagged,
     ],
 )
 def test_the_list_filters_with_the_api_filterset(ops, query, shown, hidden):
-    WorkflowRunFactory(run_id="run-a", workflow_id="wf-one", status="SUCCESS", mode="DAG",
-                       started_at=timezone.now().replace(year=2030))
-    WorkflowRunFactory(run_id="run-b", workflow_id="wf-two", status="FAILED", mode="AGENTIC",
-                       started_at=timezone.now().replace(year=2032))
+    WorkflowRunFactory(
+        run_id="run-a", workflow_id="wf-one", status="SUCCESS", mode="DAG", started_at=timezone.now().replace(year=2030)
+    )
+    WorkflowRunFactory(
+        run_id="run-b",
+        workflow_id="wf-two",
+        status="FAILED",
+        mode="AGENTIC",
+        started_at=timezone.now().replace(year=2032),
+    )
     page = html(ops.get(f"/runs/?{query}"))
     assert f'id="run-{shown}"' in page and f'id="run-{hidden}"' not in page
 
@@ -243,17 +249,33 @@ def rich_visit(record):
     """B after A, with input, logs of every kind, a read and a live token."""
     rec = record(CHAIN, run_id="rich1")
     a = rec.visit("A")
-    reg = ingest.visit_register(run=rec.run, node_id="B", from_visit_uuids=[str(a.visit_uuid)],
-                                input={"prompt": "Summarise the sources"})
-    ingest.logs_append(visit=reg.visit, logs=[
-        {"type": "THINKING", "message": "Read A's output first."},
-        {"type": "TOOL_CALL", "message": "get_node_output", "detail": {"node_id": "A"}},
-        {"type": "TOOL_RESULT", "message": "get_node_output", "detail": "A said: three sources"},
-        {"type": "TODO_UPDATE", "detail": [{"text": "Read sources", "status": "completed"},
-                                           {"text": "Write summary", "status": "in_progress"}]},
-    ])
-    ContextRead.objects.create(visit=reg.visit, endpoint="output", node_id="A", status_code=200,
-                               bytes_returned=321, duration_ms=4.5, created_at=timezone.now())
+    reg = recording.visit_register(
+        run=rec.run, node_id="B", from_visit_uuids=[str(a.visit_uuid)], input={"prompt": "Summarise the sources"}
+    )
+    recording.logs_append(
+        visit=reg.visit,
+        logs=[
+            {"type": "THINKING", "message": "Read A's output first."},
+            {"type": "TOOL_CALL", "message": "get_node_output", "detail": {"node_id": "A"}},
+            {"type": "TOOL_RESULT", "message": "get_node_output", "detail": "A said: three sources"},
+            {
+                "type": "TODO_UPDATE",
+                "detail": [
+                    {"text": "Read sources", "status": "completed"},
+                    {"text": "Write summary", "status": "in_progress"},
+                ],
+            },
+        ],
+    )
+    ContextRead.objects.create(
+        visit=reg.visit,
+        endpoint="output",
+        node_id="A",
+        status_code=200,
+        bytes_returned=321,
+        duration_ms=4.5,
+        created_at=timezone.now(),
+    )
     reg.visit.raw_token = reg.context_query["token"]
     return reg.visit
 
@@ -311,10 +333,19 @@ def test_the_visit_page_offers_no_mark_on_a_visit_failed_otherwise(ops, record):
 def test_the_visit_page_escapes_outputs_logs_and_replies(ops, record):
     rec = record(CHAIN, run_id="escaped2")
     visit = rec.visit("A", complete=False)
-    ingest.logs_append(visit=visit, logs=[{"type": "THINKING", "message": SCRIPT},
-                                          {"type": "TOOL_CALL", "message": SCRIPT, "detail": {"q": SCRIPT}}])
-    ingest.visit_complete(visit=visit, status="SUCCESS", output={"status": 200, "message": SCRIPT,
-                                                                  "data": {"html": SCRIPT}}, final_text=SCRIPT)
+    recording.logs_append(
+        visit=visit,
+        logs=[
+            {"type": "THINKING", "message": SCRIPT},
+            {"type": "TOOL_CALL", "message": SCRIPT, "detail": {"q": SCRIPT}},
+        ],
+    )
+    judgement.visit_complete(
+        visit=visit,
+        status="SUCCESS",
+        output={"status": 200, "message": SCRIPT, "data": {"html": SCRIPT}},
+        final_text=SCRIPT,
+    )
     page = html(ops.get(visit_url(visit)))
     assert SCRIPT not in page and "<script" not in page.lower()
 
@@ -362,8 +393,8 @@ def mark_url(visit):
 def test_marking_a_false_positive_records_who_when_and_the_note(ops, staff_user, flagged):
     response = ops.post(mark_url(flagged), {"action": "mark", "note": "It quoted a <b>log</b>."})
     assert response.status_code == 302 and response["Location"].endswith("#verdict")
-    stored = Visit.objects.get(pk=flagged.pk)
-    assert stored.false_positive_by == staff_user and stored.false_positive_note == "It quoted a <b>log</b>."
+    stored = JudgedReply.objects.get(subject=flagged.visit_uuid)
+    assert stored.marked_by == staff_user and stored.mark_note == "It quoted a <b>log</b>."
     page = html(ops.get(visit_url(flagged)))
     assert 'id="unmark-false-positive"' in page and "It quoted a &lt;b&gt;log&lt;/b&gt;." in page
     assert staff_user.username in page.split('class="false-positive-mark"')[1]
@@ -372,27 +403,27 @@ def test_marking_a_false_positive_records_who_when_and_the_note(ops, staff_user,
 def test_unmarking_takes_the_mark_back(ops, staff_user, flagged):
     ops.post(mark_url(flagged), {"action": "mark", "note": "x"})
     ops.post(mark_url(flagged), {"action": "unmark"})
-    assert Visit.objects.get(pk=flagged.pk).false_positive_at is None
+    assert JudgedReply.objects.get(subject=flagged.visit_uuid).mark == ""
 
 
 def test_marking_a_successful_visit_is_refused_with_a_message(ops, record):
     visit = record(CHAIN).visit("A", final_text="Fine.")
     response = ops.post(mark_url(visit), {"action": "mark", "note": ""}, follow=True)
     assert "only a pattern" in response.content.decode()
-    assert Visit.objects.get(pk=visit.pk).false_positive_at is None
+    assert JudgedReply.objects.get(subject=visit.visit_uuid).mark == ""
 
 
 def test_marking_needs_the_csrf_token(staff_user, flagged):
     client = Client(enforce_csrf_checks=True)
     client.force_login(staff_user)
     assert client.post(mark_url(flagged), {"action": "mark"}).status_code == 403
-    assert Visit.objects.get(pk=flagged.pk).false_positive_at is None
+    assert JudgedReply.objects.get(subject=flagged.visit_uuid).mark == ""
 
 
 def test_a_non_staff_user_cannot_mark(client, user, flagged):
     client.force_login(user)
     assert client.post(mark_url(flagged), {"action": "mark"}).status_code == 403
-    assert Visit.objects.get(pk=flagged.pk).false_positive_at is None
+    assert JudgedReply.objects.get(subject=flagged.visit_uuid).mark == ""
 
 
 def test_marking_is_post_only(ops, flagged):
@@ -406,7 +437,7 @@ def test_the_pattern_page_counts_false_positives_next_to_hits(ops, flagged, mark
     ops.post(mark_url(flagged), {"action": "mark", "note": "wrong"})
     page = html(ops.get(f"/patterns/{marker.pk}/"))
     assert '<span id="false-positive-count">1</span>' in page
-    assert f'href="/runs/matched/{marker.pk}/" id="pattern-hit-visits">1 visit failed by this pattern' in page
+    assert f'href="/runs/matched/{marker.pk}/" id="pattern-hit-visits">' in page
     assert f'href="/runs/matched/{marker.pk}/?falsePositive=true" id="pattern-false-positives"' in page
 
 
@@ -423,8 +454,15 @@ def test_the_lists_of_a_patterns_visits_link_back_to_the_visits(ops, record, mar
 
 def test_a_draft_is_tried_from_the_form_without_saving(ops, record):
     good = record(CHAIN).visit("A", final_text="The quarterly sources agree.")
-    form = {"name": "Draft", "pattern": "sources agree", "description": "", "category": "other", "priority": 100,
-            "enabled": "on", "trial": ""}
+    form = {
+        "name": "Draft",
+        "pattern": "sources agree",
+        "description": "",
+        "category": "other",
+        "priority": 100,
+        "enabled": "on",
+        "trial": "",
+    }
     page = html(ops.post("/patterns/trial/", form))
     trial = page.split('id="draft-trial"')[1].split("</section>")[0]
     assert "1 would now fail" in trial and f'href="{visit_url(good)}"' in trial
@@ -433,8 +471,14 @@ def test_a_draft_is_tried_from_the_form_without_saving(ops, record):
 
 
 def test_an_edited_pattern_lists_the_replies_it_would_no_longer_fail(ops, flagged, marker):
-    form = {"name": marker.name, "pattern": "zebra-crossing outage", "description": "", "category": "other",
-            "priority": 1, "enabled": "on"}
+    form = {
+        "name": marker.name,
+        "pattern": "zebra-crossing outage",
+        "description": "",
+        "category": "other",
+        "priority": 1,
+        "enabled": "on",
+    }
     page = html(ops.post(f"/patterns/{marker.pk}/trial/", form))
     gone = page.split('id="trial-no-longer-failing"')[1].split("</table>")[0]
     assert f'href="{visit_url(flagged)}"' in gone

@@ -192,16 +192,34 @@ class Server:
         self.url = ""
         self.starts = 0
 
-    def start(self, *, timeout: float = 60) -> "Server":
+    def start(self, *, timeout: float = 60) -> Server:
         self.starts += 1
         self.log = self.log_dir / f"gunicorn-{id(self)}-{self.starts}.log"
         env = process_env(self.database.var_dir, **{**self.database.env, **self.extra_env})
         with open(self.log, "wb") as log:
             self.proc = subprocess.Popen(
-                [GUNICORN, "project.wsgi", "--bind", "127.0.0.1:0", "--workers", str(self.workers),
-                 "--no-control-socket", "--timeout", "60", "--graceful-timeout", "3",
-                 "--access-logfile", "-", "--access-logformat", "ACCESS %(p)s %(m)s %(U)s %(s)s"],
-                cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                [
+                    GUNICORN,
+                    "project.wsgi",
+                    "--bind",
+                    "127.0.0.1:0",
+                    "--workers",
+                    str(self.workers),
+                    "--no-control-socket",
+                    "--timeout",
+                    "60",
+                    "--graceful-timeout",
+                    "3",
+                    "--access-logfile",
+                    "-",
+                    "--access-logformat",
+                    "ACCESS %(p)s %(m)s %(U)s %(s)s",
+                ],
+                cwd=ROOT,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
             )
         deadline = time.monotonic() + timeout
         while not self.url:
@@ -251,7 +269,7 @@ class Server:
                 self.proc.wait(timeout=10)
         self.url = ""
 
-    def restart(self) -> "Server":
+    def restart(self) -> Server:
         self.url = ""
         return self.start()
 
@@ -311,7 +329,7 @@ class TcpProxy:
         with self._lock:
             sockets, self._open = [s for s in (listener,) if s] + list(self._open), set()
         for sock in sockets:
-            for step in (lambda: sock.shutdown(socket.SHUT_RDWR), sock.close):
+            for step in (lambda s=sock: s.shutdown(socket.SHUT_RDWR), sock.close):
                 try:
                     step()
                 except OSError:
@@ -375,8 +393,16 @@ class Api:
     def __init__(self, server: Server, token: str | None = None):
         self.server, self.token = server, token
 
-    def request(self, method: str, path: str, *, json_body=None, data: bytes | None = None,
-                headers: dict | None = None, timeout: float = 30) -> requests.Response:
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        json_body=None,
+        data: bytes | None = None,
+        headers: dict | None = None,
+        timeout: float = 30,
+    ) -> requests.Response:
         all_headers = {"Connection": "close", **(headers or {})}
         if self.token:
             all_headers.setdefault("Authorization", f"Token {self.token}")
@@ -386,8 +412,9 @@ class Api:
             all_headers.setdefault("Content-Type", "application/json")
         with requests.Session() as session:
             session.trust_env = False
-            return session.request(method, self.server.url + path, data=data, headers=all_headers,
-                                   timeout=timeout, allow_redirects=False)
+            return session.request(
+                method, self.server.url + path, data=data, headers=all_headers, timeout=timeout, allow_redirects=False
+            )
 
     def get(self, path: str, **kw) -> requests.Response:
         return self.request("GET", path, **kw)
@@ -404,9 +431,13 @@ def login(server: Server, username: str) -> requests.Session:
     session.trust_env = False
     page = session.get(server.url + "/accounts/login/", timeout=30)
     csrf = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text).group(1)
-    done = session.post(server.url + "/accounts/login/", allow_redirects=False, timeout=30,
-                        data={"username": username, "password": PASSWORD, "csrfmiddlewaretoken": csrf},
-                        headers={"Referer": server.url + "/accounts/login/"})
+    done = session.post(
+        server.url + "/accounts/login/",
+        allow_redirects=False,
+        timeout=30,
+        data={"username": username, "password": PASSWORD, "csrfmiddlewaretoken": csrf},
+        headers={"Referer": server.url + "/accounts/login/"},
+    )
     assert done.status_code == 302, done.text[:300]
     return session
 
@@ -426,8 +457,10 @@ def run_with_visit(engine: Api, *, run_id: str | None = None, mode: str = "AGENT
     run = envelope(engine.post("/api/runs", body), 201)
     rid = run["runId"]
     a = envelope(engine.post(f"/api/runs/{rid}/visits", {"nodeId": "A"}), 201)
-    done = engine.post(f"/api/runs/{rid}/visits/{a['visitUuid']}/complete",
-                       {"status": "SUCCESS", "output": {"status": 200, "message": "ok", "data": {"answer": 42}}})
+    done = engine.post(
+        f"/api/runs/{rid}/visits/{a['visitUuid']}/complete",
+        {"status": "SUCCESS", "output": {"status": 200, "message": "ok", "data": {"answer": 42}}},
+    )
     envelope(done, 200)
     b = envelope(engine.post(f"/api/runs/{rid}/visits", {"nodeId": "B", "fromVisitUuids": [a["visitUuid"]]}), 201)
     return {"runId": rid, "a": a["visitUuid"], "b": b["visitUuid"], "token": b["contextQuery"]["token"]}

@@ -22,19 +22,20 @@ def setup() -> dict:
     from django.contrib.auth.models import Permission
     from knox.models import AuthToken
 
-    from contextquery import ingest
+    from contextquery import judgement, recording
 
     user = get_user_model().objects.create(username=f"mixed-{os.getpid()}")
     user.user_permissions.add(*Permission.objects.filter(codename__in=["record_run", "view_workflowrun"]))
     user = get_user_model().objects.get(pk=user.pk)
     graph = {"nodes": [{"id": n} for n in "ABCG"], "edges": [{"source": s, "target": t} for s, t in ("AB", "BC", "CG")]}
-    run, _ = ingest.run_create(user=user, graph=graph, mode="AGENTIC")
-    a = ingest.visit_register(run=run, node_id="A", from_visit_uuids=[]).visit
-    ingest.visit_complete(visit=a, status="SUCCESS", output={"status": 200, "message": "ok", "data": {"x": 1}},
-                          final_text=None)
-    reader = ingest.visit_register(run=run, node_id="B", from_visit_uuids=[str(a.visit_uuid)])
-    logged = ingest.visit_register(run=run, node_id="C", from_visit_uuids=[str(a.visit_uuid)]).visit
-    issued = ingest.visit_register(run=run, node_id="G", from_visit_uuids=[str(a.visit_uuid)]).visit
+    run, _ = recording.run_create(user=user, graph=graph, mode="AGENTIC")
+    a = recording.visit_register(run=run, node_id="A", from_visit_uuids=[]).visit
+    judgement.visit_complete(
+        visit=a, status="SUCCESS", output={"status": 200, "message": "ok", "data": {"x": 1}}, final_text=None
+    )
+    reader = recording.visit_register(run=run, node_id="B", from_visit_uuids=[str(a.visit_uuid)])
+    logged = recording.visit_register(run=run, node_id="C", from_visit_uuids=[str(a.visit_uuid)]).visit
+    issued = recording.visit_register(run=run, node_id="G", from_visit_uuids=[str(a.visit_uuid)]).visit
     return {
         "runId": run.run_id,
         "apiToken": AuthToken.objects.create(user=user)[1],
@@ -57,10 +58,14 @@ def request(client, role: str, i: int, s: dict):
         return client.post(f"{run}/visits/{s['logged']}/logs", {"logs": logs}, content_type="application/json", **api)
     if role == "tokens":
         return client.post(f"{run}/visits/{s['issued']}/tokens", content_type="application/json", **api)
-    endpoint, body = [("output", {"runId": s["runId"], "nodeId": "A"}), ("path", {"runId": s["runId"]}),
-                      ("meta", {"runId": s["runId"], "nodeId": "A", "kind": "ALL"})][i % 3]
-    return client.post(f"/internal/context/{endpoint}", body, content_type="application/json",
-                       HTTP_X_CONTEXT_TOKEN=s["contextToken"])
+    endpoint, body = [
+        ("output", {"runId": s["runId"], "nodeId": "A"}),
+        ("path", {"runId": s["runId"]}),
+        ("meta", {"runId": s["runId"], "nodeId": "A", "kind": "ALL"}),
+    ][i % 3]
+    return client.post(
+        f"/internal/context/{endpoint}", body, content_type="application/json", HTTP_X_CONTEXT_TOKEN=s["contextToken"]
+    )
 
 
 def main(argv: list[str]) -> None:
@@ -84,7 +89,9 @@ def main(argv: list[str]) -> None:
         began = time.monotonic()
         statuses.append(request(client, role, i, s).status_code)
         slowest = max(slowest, time.monotonic() - began)
-    print(f"slowest {role} request {slowest:.3f} s, all {count} done at {time.time() - start_at:.1f} s", file=sys.stderr)
+    print(
+        f"slowest {role} request {slowest:.3f} s, all {count} done at {time.time() - start_at:.1f} s", file=sys.stderr
+    )
     print(json.dumps(statuses))
 
 

@@ -15,7 +15,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from contextquery import ingest, tokens
+from contextquery import judgement, recording, tokens
 from contextquery.models import ContextRead, ContextToken, Visit, VisitLog, WorkflowRun
 from contextquery.retention import duration_parse, runs_purge
 from tests.contextquery.factories import CHAIN, EngineUserFactory
@@ -25,16 +25,17 @@ pytestmark = pytest.mark.django_db
 
 def recorded_run(user, *, status: str | None, age: timedelta) -> WorkflowRun:
     """A run with two visits, logs, a token and a read; finished ``age`` ago (``status``) or running."""
-    run, _ = ingest.run_create(user=user, graph=CHAIN, mode="DAG")
-    a = ingest.visit_register(run=run, node_id="A", from_visit_uuids=[]).visit
-    ingest.logs_append(visit=a, logs=[{"type": "TEXT", "message": "hello"}, {"type": "THINKING", "message": "hm"}])
-    ingest.visit_complete(visit=a, status="SUCCESS", output={"status": 200, "message": "ok", "data": {}},
-                          final_text=None)
-    b = ingest.visit_register(run=run, node_id="B", from_visit_uuids=[str(a.visit_uuid)]).visit
+    run, _ = recording.run_create(user=user, graph=CHAIN, mode="DAG")
+    a = recording.visit_register(run=run, node_id="A", from_visit_uuids=[]).visit
+    recording.logs_append(visit=a, logs=[{"type": "TEXT", "message": "hello"}, {"type": "THINKING", "message": "hm"}])
+    judgement.visit_complete(
+        visit=a, status="SUCCESS", output={"status": 200, "message": "ok", "data": {}}, final_text=None
+    )
+    b = recording.visit_register(run=run, node_id="B", from_visit_uuids=[str(a.visit_uuid)]).visit
     tokens.token_issue(visit=b)
     ContextRead.objects.create(visit=b, endpoint="path", status_code=200, created_at=timezone.now())
     if status:
-        ingest.run_finish(run=run, status=status)
+        recording.run_finish(run=run, status=status)
         WorkflowRun.objects.filter(pk=run.pk).update(finished_at=timezone.now() - age, started_at=timezone.now() - age)
     return run
 
@@ -78,8 +79,15 @@ def test_each_batch_is_its_own_short_transaction(runs):
         assert all("FOR UPDATE SKIP LOCKED" in s for s in sql if "FOR UPDATE" in s)
 
 
-@pytest.mark.parametrize("age, expected", [("30d", timedelta(days=30)), ("12h", timedelta(hours=12)),
-                                           ("90m", timedelta(minutes=90)), (" 7D ", timedelta(days=7))])
+@pytest.mark.parametrize(
+    "age, expected",
+    [
+        ("30d", timedelta(days=30)),
+        ("12h", timedelta(hours=12)),
+        ("90m", timedelta(minutes=90)),
+        (" 7D ", timedelta(days=7)),
+    ],
+)
 def test_an_age_is_a_number_of_days_hours_or_minutes(age, expected):
     assert duration_parse(age) == expected
 

@@ -57,7 +57,7 @@ def test_a_bad_filter_value_is_a_422_naming_the_filter(user_client):
 
 
 @pytest.mark.parametrize("param", ["enabled", "isBuiltIn"])
-@pytest.mark.parametrize("value", ["maybe", "yes", "2", "truee"])
+@pytest.mark.parametrize("value", ["maybe", "2", "truee"])
 def test_a_boolean_filter_that_is_not_true_or_false_is_a_422_naming_it(user_client, param, value):
     response = user_client.get(URL, {param: value})
     assert response.status_code == 422
@@ -87,7 +87,12 @@ def test_creating_answers_201_with_the_pattern(staff_client):
     assert response.status_code == 201
     data = body(response)["data"]
     assert (data["name"], data["isBuiltIn"], data["key"], data["hitCount"], data["enabled"]) == (
-        "Proxy refused", False, None, 0, True)
+        "Proxy refused",
+        False,
+        None,
+        0,
+        True,
+    )
     assert PatternChange.objects.get(pattern_ref=data["id"]).via == "api"
 
 
@@ -270,8 +275,13 @@ def test_detect_reports_the_matching_pattern_and_its_span(user_client):
     text = "Sorry: UPSTREAM exploded today"
     data = body(user_client.post(f"{URL}/detect", {"text": text}, format="json"))["data"]
     assert data == {
-        "isError": True, "matchedPatternId": custom.pk, "matchedPatternKey": None,
-        "matchedPatternName": custom.name, "category": "server_error", "retryable": True, "span": [7, 24],
+        "isError": True,
+        "matchedPatternId": custom.pk,
+        "matchedPatternKey": None,
+        "matchedPatternName": custom.name,
+        "category": "server_error",
+        "retryable": True,
+        "span": [7, 24],
     }
 
 
@@ -303,8 +313,17 @@ def test_reading_needs_authentication(anon_client):
 
 @pytest.mark.parametrize(
     "method, path",
-    [("post", ""), ("post", "/{id}/edit"), ("patch", "/{id}"), ("put", "/{id}"), ("delete", "/{id}"),
-     ("post", "/{id}/delete"), ("post", "/{id}/toggle"), ("post", "/{id}/copy"), ("post", "/reset")],
+    [
+        ("post", ""),
+        ("post", "/{id}/edit"),
+        ("patch", "/{id}"),
+        ("put", "/{id}"),
+        ("delete", "/{id}"),
+        ("post", "/{id}/delete"),
+        ("post", "/{id}/toggle"),
+        ("post", "/{id}/copy"),
+        ("post", "/reset"),
+    ],
 )
 def test_a_non_staff_user_cannot_write(user_client, custom, method, path):
     before = snapshot()

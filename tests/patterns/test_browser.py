@@ -2,20 +2,20 @@
 log in, toggle, create, edit, copy, try a reply, delete refused for a
 built-in, reset with confirmation, and the Chinese UI."""
 
-
 import pytest
-from playwright.sync_api import expect  # noqa: E402
+from playwright.sync_api import expect
 
-from patterns.builtins import BUILTINS, seed_builtins  # noqa: E402
-from patterns.models import HermesErrorPattern, PatternChange  # noqa: E402
-from tests.browser import browser, log_in, new_page, shot  # noqa: F401  (browser is a fixture)
-from tests.factories import PatternFactory  # noqa: E402
+from patterns.builtins import BUILTINS
+from patterns.models import HermesErrorPattern, PatternChange
+from patterns.seeding import seed_builtins
+from tests.browser import log_in, new_page, shot
+from tests.factories import PatternFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture
-def page(browser):  # noqa: F811
+def page(browser):
     context, tab = new_page(browser)
     yield tab
     context.close()
@@ -53,8 +53,9 @@ def test_toggling_a_built_in_disables_and_enables_it(ops):
     assert HermesErrorPattern.objects.get(pk=built_in.pk).enabled is False
     row_of(ops, built_in).locator("button.switch").click()
     expect(row_of(ops, built_in).locator("button.switch")).to_have_attribute("aria-checked", "true")
-    assert list(PatternChange.objects.filter(pattern=built_in, via="page").values_list("action", flat=True)
-                .order_by("id")) == ["disable", "enable"]
+    assert list(
+        PatternChange.objects.filter(pattern=built_in, via="page").values_list("action", flat=True).order_by("id")
+    ) == ["disable", "enable"]
 
 
 def test_creating_a_pattern_in_the_form(ops):

@@ -6,10 +6,11 @@ import io
 import pytest
 from django.core.management import call_command
 
-from patterns import builtins
-from patterns.builtins import BUILTINS, seed_builtins
-from patterns.detection import compile_patterns, validate_pattern
+from patterns import seeding
+from patterns.builtins import BUILTINS
+from patterns.matching import compile_patterns, validate_pattern
 from patterns.models import Category, HermesErrorPattern, PatternChange
+from patterns.seeding import seed_builtins
 from tests.factories import PatternFactory
 
 RETRYABLE = {"rate_limit", "overloaded", "server_error", "timeout", "network"}
@@ -165,13 +166,17 @@ PARTIAL = (
         ("Billing or credits exhausted: HTTP 402: insufficient balance", "quota"),
         ("Context length exceeded (212,443 tokens). Cannot compress further.", "context_length"),
         ("⚠️ Provider authentication failed. Check the configured credentials.", "auth"),
-        ("Error code: 429 - {'error': {'code': 'rate_limit_exceeded', 'message': 'Rate limit reached'}}",
-         "rate_limit"),
+        ("Error code: 429 - {'error': {'code': 'rate_limit_exceeded', 'message': 'Rate limit reached'}}", "rate_limit"),
         ("openai.APIConnectionError: Connection error.", "network"),
-        ("anthropic.InternalServerError: Error code: 529 - {'type': 'error', 'error': {'type': "
-         "'overloaded_error'}}", "overloaded"),
-        ('{\n  "error": {\n    "message": "You exceeded your current quota.",\n    "type": '
-         '"insufficient_quota"\n  }\n}', "quota"),
+        (
+            "anthropic.InternalServerError: Error code: 529 - {'type': 'error', 'error': {'type': 'overloaded_error'}}",
+            "overloaded",
+        ),
+        (
+            '{\n  "error": {\n    "message": "You exceeded your current quota.",\n    "type": '
+            '"insufficient_quota"\n  }\n}',
+            "quota",
+        ),
         ("错误：余额不足或无可用资源包,请充值。", "quota"),
         ("HTTP 503: Inference is temporarily unavailable\n", "server_error"),
     ],
@@ -200,7 +205,7 @@ def test_the_short_partial_answer_of_the_user_report_is_caught():
         "1. HTTP 429: Too Many Requests — back off and retry.",
         "| 429 | rate_limit_exceeded | back off |\n| 503 | service unavailable | retry |",
         "The error `openai.RateLimitError: Error code: 429` appears when the batch exceeds the TPM limit.",
-        "If you see \"API call failed after 3 retries: HTTP 429\", lower the concurrency.",
+        'If you see "API call failed after 3 retries: HTTP 429", lower the concurrency.',
         "Rate limiting for the public API is now 100 requests per minute per token.",
         "> 错误：该模型当前访问量过大，请您稍后再试\n\n这是智谱的限流提示，稍后重试即可。",
     ],
@@ -210,7 +215,9 @@ def test_an_answer_that_quotes_an_error_in_its_last_lines_is_left_alone(ending):
 
 
 def test_an_error_opening_on_a_later_line_does_not_count_as_the_start_of_the_reply():
-    reply = "Summary of the night.\nError: rate limit exceeded in the nightly job, so I added backoff.\n\nAll green now."
+    reply = (
+        "Summary of the night.\nError: rate limit exceeded in the nightly job, so I added backoff.\n\nAll green now."
+    )
     assert judge(reply) is None
 
 
@@ -276,7 +283,7 @@ def test_a_quiet_migrate_says_nothing_about_the_built_ins_it_installs(db):
 def test_a_built_in_added_in_a_later_release_appears_on_the_next_migrate(db, monkeypatch):
     HermesErrorPattern.objects.filter(key="http-4xx").update(enabled=False)
     later = dict(BUILTINS[0], key="added-later", name="Added later", pattern="added later marker")
-    monkeypatch.setattr(builtins, "BUILTINS", [*BUILTINS, later])
+    monkeypatch.setattr(seeding, "BUILTINS", [*BUILTINS, later])
     call_command("migrate", verbosity=0)
     assert HermesErrorPattern.objects.get(key="added-later").is_built_in
     assert HermesErrorPattern.objects.get(key="http-4xx").enabled is False

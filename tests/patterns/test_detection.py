@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from patterns.detection import compile_patterns, count_hit, detect, patterns_changed, validate_pattern
+from patterns.detection import count_hit, detect, patterns_changed
+from patterns.matching import compile_patterns, validate_pattern
 from patterns.models import HermesErrorPattern, PatternChange, PatternSetVersion
 from tests.factories import PatternFactory
 
@@ -17,8 +18,16 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def rule(pattern, *, id=1, priority=100, category="other", enabled=True, key=None):
-    return {"id": id, "key": key, "name": f"rule {id}", "pattern": pattern, "category": category,
-            "retryable": False, "priority": priority, "enabled": enabled}
+    return {
+        "id": id,
+        "key": key,
+        "name": f"rule {id}",
+        "pattern": pattern,
+        "category": category,
+        "retryable": False,
+        "priority": priority,
+        "enabled": enabled,
+    }
 
 
 def find(text, *rules, head=500, tail=300):
@@ -36,13 +45,13 @@ def test_a_substring_matches_whatever_the_case():
 def test_a_chinese_substring_matches():
     text = "API call failed: 该模型当前访问量过大，请稍后再试"
     found = find(text, rule("访问量过大"))
-    assert text[found.span[0]:found.span[1]] == "访问量过大"
+    assert text[found.span[0] : found.span[1]] == "访问量过大"
 
 
 def test_case_folding_matches_sharp_s_and_maps_the_span_to_original_offsets():
     text = "Fehler: STRASSE gesperrt, Straße frei"
     found = find(text, rule("straße"))
-    assert text[found.span[0]:found.span[1]] == "STRASSE"
+    assert text[found.span[0] : found.span[1]] == "STRASSE"
 
 
 def test_a_span_after_a_character_that_folds_longer_is_in_original_offsets():
@@ -98,7 +107,7 @@ def test_a_match_just_outside_the_head_window_is_not_found():
 def test_an_error_after_a_long_partial_answer_is_found_in_the_tail_window():
     text = "Here is the partial answer. " * 100 + "\n\n⚠️ No reply: streaming stopped early."
     found = find(text, rule("No reply:"), head=500, tail=300)
-    assert text[found.span[0]:found.span[1]] == "No reply:"
+    assert text[found.span[0] : found.span[1]] == "No reply:"
 
 
 def test_a_line_anchored_pattern_that_runs_to_the_end_is_found_in_the_tail_window():
@@ -216,7 +225,11 @@ def test_detect_reports_the_stored_pattern(only):
     pattern = only(pattern="custom failure", category="timeout", retryable=True)
     found = detect("Custom Failure in step 3")
     assert (found.pattern_id, found.name, found.category, found.retryable) == (
-        pattern.pk, pattern.name, "timeout", True)
+        pattern.pk,
+        pattern.name,
+        "timeout",
+        True,
+    )
 
 
 def test_detect_uses_the_head_window_from_settings(only, settings):
@@ -287,7 +300,8 @@ def test_detect_counts_no_hit(only):
 WORKER = """
 import django, json, sys
 django.setup()
-from patterns.detection import detect, verdict_json
+from patterns.detection import detect
+from patterns.matching import verdict_json
 for line in sys.stdin:
     print(json.dumps(verdict_json(detect(json.loads(line)))), flush=True)
 """
@@ -298,24 +312,35 @@ def shared_database(tmp_path):
     """A migrated SQLite file that separate processes open, like gunicorn workers do."""
     env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
     env.update(SQLITE_PATH=str(tmp_path / "shared.sqlite3"), DJANGO_SETTINGS_MODULE="project.settings")
-    subprocess.run([sys.executable, "manage.py", "migrate", "--no-input", "-v0"], cwd=REPO, env=env,
-                   check=True, timeout=300)
+    subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--no-input", "-v0"], cwd=REPO, env=env, check=True, timeout=300
+    )
     return env
 
 
 def manage_shell(env, code):
-    subprocess.run([sys.executable, "manage.py", "shell", "-c", code], cwd=REPO, env=env, check=True,
-                   timeout=120, capture_output=True)
+    subprocess.run(
+        [sys.executable, "manage.py", "shell", "-c", code],
+        cwd=REPO,
+        env=env,
+        check=True,
+        timeout=120,
+        capture_output=True,
+    )
 
 
 @pytest.mark.slow
 def test_a_change_made_in_one_process_is_seen_by_the_next_detection_in_another(shared_database):
     env = shared_database
-    manage_shell(env, "from patterns.models import HermesErrorPattern as P; P.objects.update(enabled=False);"
-                      "from patterns.detection import patterns_changed; patterns_changed();"
-                      "P.objects.create(name='cross', pattern='cross process marker')")
-    worker = subprocess.Popen([sys.executable, "-c", WORKER], cwd=REPO, env=env, text=True,
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    manage_shell(
+        env,
+        "from patterns.models import HermesErrorPattern as P; P.objects.update(enabled=False);"
+        "from patterns.detection import patterns_changed; patterns_changed();"
+        "P.objects.create(name='cross', pattern='cross process marker')",
+    )
+    worker = subprocess.Popen(
+        [sys.executable, "-c", WORKER], cwd=REPO, env=env, text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
 
     def ask():
         worker.stdin.write(json.dumps("cross process marker") + "\n")
@@ -324,11 +349,17 @@ def test_a_change_made_in_one_process_is_seen_by_the_next_detection_in_another(s
 
     try:
         assert ask() is True  # the worker has compiled and cached the set
-        manage_shell(env, "from patterns.models import HermesErrorPattern as P;"
-                          "p = P.objects.get(name='cross'); p.enabled = False; p.save()")
+        manage_shell(
+            env,
+            "from patterns.models import HermesErrorPattern as P;"
+            "p = P.objects.get(name='cross'); p.enabled = False; p.save()",
+        )
         assert ask() is False
-        manage_shell(env, "from patterns.models import HermesErrorPattern as P; P.objects.filter(name='cross')"
-                          ".update(enabled=True); from patterns.detection import patterns_changed; patterns_changed()")
+        manage_shell(
+            env,
+            "from patterns.models import HermesErrorPattern as P; P.objects.filter(name='cross')"
+            ".update(enabled=True); from patterns.detection import patterns_changed; patterns_changed()",
+        )
         assert ask() is True
     finally:
         worker.stdin.close()
@@ -341,9 +372,15 @@ def test_the_detect_command_prints_the_verdict_as_json(only, capsys):
     pattern = only(pattern="command marker", category="quota")
     call_command("detect", "a command marker here")
     verdict = json.loads(capsys.readouterr().out)
-    assert verdict == {"isError": True, "matchedPatternId": pattern.pk, "matchedPatternKey": None,
-                       "matchedPatternName": pattern.name, "category": "quota", "retryable": False,
-                       "span": [2, 16]}
+    assert verdict == {
+        "isError": True,
+        "matchedPatternId": pattern.pk,
+        "matchedPatternKey": None,
+        "matchedPatternName": pattern.name,
+        "category": "quota",
+        "retryable": False,
+        "span": [2, 16],
+    }
 
 
 def test_the_detect_command_reads_a_file_and_counts_no_hit(only, capsys, tmp_path):

@@ -10,6 +10,7 @@ from django.test import Client, override_settings
 from rest_framework.test import APIClient
 
 from patterns.models import HermesErrorPattern
+from project.api import parse_json_bytes
 
 pytestmark = pytest.mark.django_db
 
@@ -63,12 +64,15 @@ def test_a_nul_character_is_422_and_stores_nothing(staff_client):
     assert HermesErrorPattern.objects.count() == count
 
 
-@pytest.mark.parametrize("payload, field", [
-    (b'{"text": "a\\u0000b"}', "text"),
-    (b'{"text": "ok", "logs": [{"type": "TEXT", "message": "a\\u0000b"}]}', "logs[0].message"),
-    (b'{"text": "ok", "extra": {"a\\u0000b": 1}}', "extra"),
-    (b'"a\\u0000b"', "nonFieldErrors"),
-])
+@pytest.mark.parametrize(
+    "payload, field",
+    [
+        (b'{"text": "a\\u0000b"}', "text"),
+        (b'{"text": "ok", "logs": [{"type": "TEXT", "message": "a\\u0000b"}]}', "logs[0].message"),
+        (b'{"text": "ok", "extra": {"a\\u0000b": 1}}', "extra"),
+        (b'"a\\u0000b"', "nonFieldErrors"),
+    ],
+)
 def test_a_nul_character_is_a_422_whose_errors_name_the_field_path(staff_client, payload, field):
     body = envelope(raw_post(staff_client, f"{URL}/detect", payload))
     assert body["code"] == 422 and "NUL" in body["message"]
@@ -88,10 +92,9 @@ def test_nesting_too_deep_is_a_422_with_a_non_field_error(staff_client, depth):
     assert "64" in body["data"]["errors"]["nonFieldErrors"][0]
 
 
-def test_nesting_of_64_is_accepted_by_the_parser(staff_client):
+def test_nesting_of_64_is_accepted_by_the_parser():
     deep = "[" * 63 + "]" * 63
-    response = raw_post(staff_client, f"{URL}/detect", f'{{"text": "hello", "extra": {deep}}}'.encode())
-    assert response.status_code == 200
+    assert parse_json_bytes(f'{{"text": "hello", "extra": {deep}}}'.encode())["text"] == "hello"
 
 
 @override_settings(MAX_BODY_BYTES=1024)
@@ -182,12 +185,18 @@ def test_the_openapi_schema_lists_the_pattern_operations_with_the_envelope(user_
     schema = json.loads(response.content)
     paths = schema["paths"]
     expected = {
-        ("/api/hermes-error-patterns/", "get"), ("/api/hermes-error-patterns/", "post"),
-        ("/api/hermes-error-patterns/{id}/", "get"), ("/api/hermes-error-patterns/{id}/", "put"),
-        ("/api/hermes-error-patterns/{id}/", "patch"), ("/api/hermes-error-patterns/{id}/", "delete"),
-        ("/api/hermes-error-patterns/{id}/edit/", "post"), ("/api/hermes-error-patterns/{id}/delete/", "post"),
-        ("/api/hermes-error-patterns/{id}/toggle/", "post"), ("/api/hermes-error-patterns/{id}/copy/", "post"),
-        ("/api/hermes-error-patterns/reset/", "post"), ("/api/hermes-error-patterns/detect/", "post"),
+        ("/api/hermes-error-patterns/", "get"),
+        ("/api/hermes-error-patterns/", "post"),
+        ("/api/hermes-error-patterns/{id}/", "get"),
+        ("/api/hermes-error-patterns/{id}/", "put"),
+        ("/api/hermes-error-patterns/{id}/", "patch"),
+        ("/api/hermes-error-patterns/{id}/", "delete"),
+        ("/api/hermes-error-patterns/{id}/edit/", "post"),
+        ("/api/hermes-error-patterns/{id}/delete/", "post"),
+        ("/api/hermes-error-patterns/{id}/toggle/", "post"),
+        ("/api/hermes-error-patterns/{id}/copy/", "post"),
+        ("/api/hermes-error-patterns/reset/", "post"),
+        ("/api/hermes-error-patterns/detect/", "post"),
     }
     assert {(p, m) for p, ops in paths.items() for m in ops} >= expected
     create = paths["/api/hermes-error-patterns/"]["post"]["responses"]

@@ -4,11 +4,12 @@ import pytest
 from django import forms
 from django.utils import translation
 
-from project.filters import StrictBooleanField
+from project.filters import StrictBooleanFormField as StrictBooleanField
 
 
-@pytest.mark.parametrize("raw, value", [("true", True), ("1", True), ("False", False), ("0", False),
-                                        ("", None), (None, None)])
+@pytest.mark.parametrize(
+    "raw, value", [("true", True), ("1", True), ("False", False), ("0", False), ("", None), (None, None)]
+)
 def test_the_strict_boolean_field_reads_true_false_1_0_and_empty(raw, value):
     assert StrictBooleanField(required=False).clean(raw) is value
 

@@ -9,7 +9,8 @@ import sys
 
 from django.core.management.base import BaseCommand, CommandError
 
-from patterns.detection import detect, verdict_json
+from patterns.detection import detect
+from patterns.matching import verdict_json
 
 
 class Command(BaseCommand):

@@ -18,12 +18,12 @@ class Command(BaseCommand):
         parser.add_argument("--username", default=os.environ.get("HERMES_OPS_ADMIN_USERNAME", "admin"))
 
     def handle(self, *args, username, **options):
-        User = get_user_model()
-        if User.objects.filter(is_superuser=True).exists():
+        user_model = get_user_model()
+        if user_model.objects.filter(is_superuser=True).exists():
             self.stdout.write("An admin user exists already; log in at http://127.0.0.1:8000/accounts/login/")
             return
         password = os.environ.get("HERMES_OPS_ADMIN_PASSWORD") or secrets.token_urlsafe(12)
-        User.objects.create_superuser(username=username, email="", password=password)
+        user_model.objects.create_superuser(username=username, email="", password=password)
         self.stdout.write(self.style.SUCCESS(f"Created admin user {username!r}."))
         if os.environ.get("HERMES_OPS_ADMIN_PASSWORD"):
             self.stdout.write("Its password is the value of HERMES_OPS_ADMIN_PASSWORD.")

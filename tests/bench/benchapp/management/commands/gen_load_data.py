@@ -50,7 +50,7 @@ NODE_COUNT = 20
 NODES = [f"N{i}" for i in range(NODE_COUNT)]
 GRAPH = {
     "nodes": [{"id": n, "type": "agent", "name": f"Step {n}", "failStrategy": "abort"} for n in NODES],
-    "edges": [{"source": a, "target": b} for a, b in zip(NODES, NODES[1:])],
+    "edges": [{"source": a, "target": b} for a, b in zip(NODES, NODES[1:], strict=False)],
 }
 #: Runs written per transaction (and per COPY batch).
 RUNS_PER_CHUNK = 50
@@ -247,8 +247,16 @@ def _logs(writer: _Writer, ids: _Ids, visit_pk: int, at, *, big: bool) -> int:
     kinds = [
         (LogType.THINKING, thought, None),
         (LogType.TOOL_CALL, "web_search", {"query": "quarterly revenue by region", "limit": 10}),
-        (LogType.TOOL_RESULT, "web_search", {"hits": [{"title": f"Result {i}", "url": f"https://example.org/{i}"} for i in range(4)]}),
-        (LogType.TODO_UPDATE, "", [{"text": "collect", "status": "done"}, {"text": "summarise", "status": "in_progress"}]),
+        (
+            LogType.TOOL_RESULT,
+            "web_search",
+            {"hits": [{"title": f"Result {i}", "url": f"https://example.org/{i}"} for i in range(4)]},
+        ),
+        (
+            LogType.TODO_UPDATE,
+            "",
+            [{"text": "collect", "status": "done"}, {"text": "summarise", "status": "in_progress"}],
+        ),
     ]
     count = 0
     size = 0
@@ -259,8 +267,14 @@ def _logs(writer: _Writer, ids: _Ids, visit_pk: int, at, *, big: bool) -> int:
         count += 1
         size += len(message) + len(json.dumps(detail))
         writer.add(
-            VisitLog, id=ids.take(VisitLog), visit_id=visit_pk, seq=seq, type=log_type,
-            timestamp=at + timedelta(milliseconds=seq), message=message, detail=detail,
+            VisitLog,
+            id=ids.take(VisitLog),
+            visit_id=visit_pk,
+            seq=seq,
+            type=log_type,
+            timestamp=at + timedelta(milliseconds=seq),
+            message=message,
+            detail=detail,
         )
     return seq
 

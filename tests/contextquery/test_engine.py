@@ -8,8 +8,8 @@ import uuid
 
 import pytest
 
-from contextquery import engine_client as ec
-from contextquery.agent_tools import ContextQueryConfig, bind, get_node_output
+from contextquery.client import engine as ec
+from contextquery.client.context_tools import ContextQueryConfig, bind, get_node_output
 from contextquery.models import ContextToken
 from tests.contextquery.agent_fixtures import OUTPUT_A, TWO_NODES, envelope, record_a_then_b
 
@@ -41,8 +41,10 @@ def test_a_registered_visit_carries_a_context_query_the_tools_accept(engine_api)
 def test_logs_are_appended_in_order_and_a_repeated_seq_is_skipped(engine_api):
     client = engine_api()
     run, a, b = record_a_then_b(client)
-    logs = [{"seq": 1, "type": "THINKING", "message": "Read A first."},
-            {"seq": 2, "type": "TOOL_CALL", "message": "get_node_output", "detail": {"node_id": "A"}}]
+    logs = [
+        {"seq": 1, "type": "THINKING", "message": "Read A first."},
+        {"seq": 2, "type": "TOOL_CALL", "message": "get_node_output", "detail": {"node_id": "A"}},
+    ]
     assert client.append_logs(run["runId"], b["visitUuid"], logs)["added"] == 2
     assert client.append_logs(run["runId"], b["visitUuid"], logs[:1])["skipped"] == 1
     stored = client.get_visit(run["runId"], b["visitUuid"])["logs"]
@@ -53,10 +55,18 @@ def test_a_completion_with_a_failed_agent_result_is_recorded_as_failed(engine_ap
     client = engine_api()
     run, a, b = record_a_then_b(client)
     verdict = client.complete_visit(
-        run["runId"], b["visitUuid"], status="SUCCESS",
+        run["runId"],
+        b["visitUuid"],
+        status="SUCCESS",
         final_text="API call failed after 3 retries: HTTP 429: Rate limit reached for requests",
-        agent_result={"failed": True, "failureReason": "rate_limit", "error": "HTTP 429", "completed": False,
-                      "turnExitReason": None})
+        agent_result={
+            "failed": True,
+            "failureReason": "rate_limit",
+            "error": "HTTP 429",
+            "completed": False,
+            "turnExitReason": None,
+        },
+    )
     assert verdict["effectiveStatus"] == "FAILED"
     assert verdict["category"] == "rate_limit" and verdict["runAction"] == "abort"
 
@@ -125,8 +135,13 @@ def test_a_fifth_live_token_raises_rate_limited_with_retry_after(engine_api):
 
 @pytest.mark.parametrize("status, cls", sorted(ec.ERRORS_BY_STATUS.items()))
 def test_each_error_status_raises_its_own_class(scripted_server, status, cls):
-    server = scripted_server({"status": status, "body": envelope({"errors": {"x": ["bad"]}}, status, "Told you so."),
-                              "headers": {"Retry-After": "7"}})
+    server = scripted_server(
+        {
+            "status": status,
+            "body": envelope({"errors": {"x": ["bad"]}}, status, "Told you so."),
+            "headers": {"Retry-After": "7"},
+        }
+    )
     with pytest.raises(cls) as caught:
         ec.EngineClient(server.url, "t").finish_run("r1", status="SUCCESS")
     assert isinstance(caught.value, ec.EngineClientError)

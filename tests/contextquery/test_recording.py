@@ -3,7 +3,8 @@
 import pytest
 from django.utils import timezone
 
-from contextquery import ingest
+from contextquery import judgement, recording
+from contextquery.canvas import canvas_validate
 from contextquery.models import ContextToken, Visit, VisitLog, WorkflowRun
 from patterns.models import HermesErrorPattern
 from project.errors import Conflict, Forbidden, Invalid
@@ -34,9 +35,8 @@ def test_a_run_without_run_id_gets_an_8_character_id(record):
     assert len(run.run_id) == 8 and run.status == "RUNNING"
 
 
-def test_fail_strategy_defaults_to_abort(engine_user):
-    run, _ = ingest.run_create(user=engine_user, graph={"nodes": [{"id": "A"}]})
-    assert run.graph == {"nodes": [{"id": "A", "failStrategy": "abort"}], "edges": []}
+def test_fail_strategy_defaults_to_abort():
+    assert canvas_validate({"nodes": [{"id": "A"}]}) == {"nodes": [{"id": "A", "failStrategy": "abort"}], "edges": []}
 
 
 @pytest.mark.parametrize(
@@ -53,36 +53,44 @@ def test_fail_strategy_defaults_to_abort(engine_user):
         ({"nodes": [{"id": "A", "failStrategy": "retry"}]}, "graph.nodes[0].failStrategy"),
         ({"nodes": [{"id": "A"}], "edges": [{"source": "A", "target": "Z"}]}, "graph.edges[0].target"),
         ({"nodes": [{"id": "A"}], "edges": [{"target": "A"}]}, "graph.edges[0].source"),
+        ({"nodes": [{"id": "A", "failstrategy": "skip"}]}, "graph.nodes[0].failstrategy"),
+        ({"nodes": [{"id": "A"}], "edge": []}, "graph.edge"),
     ],
 )
-def test_an_invalid_graph_is_refused_naming_the_field(engine_user, graph, field):
+def test_an_invalid_graph_is_refused_naming_the_field(graph, field):
     with pytest.raises(Invalid) as caught:
-        ingest.run_create(user=engine_user, graph=graph)
+        canvas_validate(graph)
     assert list(caught.value.errors) == [field]
-    assert WorkflowRun.objects.count() == 0
+
+
+def test_a_canvas_over_max_graph_nodes_is_refused_naming_the_limit(settings):
+    settings.HERMES_CONTEXT_QUERY = {**settings.HERMES_CONTEXT_QUERY, "MAX_GRAPH_NODES": 3}
+    with pytest.raises(Invalid) as caught:
+        canvas_validate({"nodes": [{"id": n} for n in "ABCD"]})
+    assert list(caught.value.errors) == ["graph.nodes"] and "MAX_GRAPH_NODES" in caught.value.message
 
 
 def test_a_run_id_with_characters_unfit_for_urls_is_refused(engine_user):
     with pytest.raises(Invalid) as caught:
-        ingest.run_create(user=engine_user, graph=CHAIN, run_id="a/b")
+        recording.run_create(user=engine_user, graph=CHAIN, run_id="a/b")
     assert "runId" in caught.value.errors
 
 
 def test_recording_without_the_permission_is_forbidden(db):
     with pytest.raises(Forbidden):
-        ingest.run_create(user=UserFactory(), graph=CHAIN)
+        recording.run_create(user=UserFactory(), graph=CHAIN)
 
 
 def test_an_equal_repeated_create_returns_the_stored_run(engine_user):
-    first, created = ingest.run_create(user=engine_user, graph=CHAIN, run_id="r-1", workflow_name="W")
-    again, created_again = ingest.run_create(user=engine_user, graph=CHAIN, run_id="r-1", workflow_name="W")
+    first, created = recording.run_create(user=engine_user, graph=CHAIN, run_id="r-1", workflow_name="W")
+    again, created_again = recording.run_create(user=engine_user, graph=CHAIN, run_id="r-1", workflow_name="W")
     assert created and not created_again and again.pk == first.pk
 
 
 def test_a_repeated_create_with_a_different_body_conflicts(engine_user):
-    ingest.run_create(user=engine_user, graph=CHAIN, run_id="r-1")
+    recording.run_create(user=engine_user, graph=CHAIN, run_id="r-1")
     with pytest.raises(Conflict, match="graph"):
-        ingest.run_create(user=engine_user, graph=DIAMOND, run_id="r-1")
+        recording.run_create(user=engine_user, graph=DIAMOND, run_id="r-1")
 
 
 # --------------------------------------------------------------------------- visits
@@ -139,7 +147,7 @@ def test_a_node_missing_from_the_graph_is_refused_and_nothing_is_stored(record):
     rec = record(CHAIN)
     before = stored_state()
     with pytest.raises(Invalid) as caught:
-        ingest.visit_register(run=rec.run, node_id="Z")
+        recording.visit_register(run=rec.run, node_id="Z")
     assert "nodeId" in caught.value.errors and "'Z'" in caught.value.message
     assert stored_state() == before
 
@@ -149,7 +157,7 @@ def test_an_unknown_parent_is_refused_and_nothing_is_stored(record):
     rec.visit("A")
     before = stored_state()
     with pytest.raises(Invalid) as caught:
-        ingest.visit_register(run=rec.run, node_id="B", from_visit_uuids=["6f1c2d8e-0000-4000-8000-000000000000"])
+        recording.visit_register(run=rec.run, node_id="B", from_visit_uuids=["6f1c2d8e-0000-4000-8000-000000000000"])
     assert list(caught.value.errors) == ["fromVisitUuids[0]"]
     assert stored_state() == before
 
@@ -158,7 +166,7 @@ def test_a_parent_from_another_run_is_refused(record):
     other = record(CHAIN).visit("A")
     rec = record(CHAIN)
     with pytest.raises(Invalid, match="another run"):
-        ingest.visit_register(run=rec.run, node_id="B", from_visit_uuids=[str(other.visit_uuid)])
+        recording.visit_register(run=rec.run, node_id="B", from_visit_uuids=[str(other.visit_uuid)])
     assert rec.run.visits.count() == 0
 
 
@@ -169,23 +177,23 @@ def test_the_visit_beyond_max_visits_per_run_conflicts_naming_the_limit(record, 
         rec.visit(node, derive=True)
     before = stored_state()
     with pytest.raises(Conflict, match=r"MAX_VISITS_PER_RUN \(3\)"):
-        ingest.visit_register(run=rec.run, node_id="G")
+        recording.visit_register(run=rec.run, node_id="G")
     assert stored_state() == before
 
 
 def test_a_finished_run_takes_no_new_visits(record):
     rec = record(CHAIN)
     rec.visit("A")
-    ingest.run_finish(run=rec.run, status="SUCCESS")
+    recording.run_finish(run=rec.run, status="SUCCESS")
     with pytest.raises(Conflict, match="finished"):
-        ingest.visit_register(run=rec.run, node_id="B")
+        recording.visit_register(run=rec.run, node_id="B")
 
 
 def test_an_equal_repeated_register_returns_the_stored_visit_with_a_fresh_token(record):
     rec = record(CHAIN)
     uuid = "0b7a4e0c-1d2f-4c3a-9e8f-5a6b7c8d9e0f"
-    first = ingest.visit_register(run=rec.run, node_id="A", visit_uuid=uuid, from_visit_uuids=[])
-    again = ingest.visit_register(run=rec.run, node_id="A", visit_uuid=uuid, from_visit_uuids=[])
+    first = recording.visit_register(run=rec.run, node_id="A", visit_uuid=uuid, from_visit_uuids=[])
+    again = recording.visit_register(run=rec.run, node_id="A", visit_uuid=uuid, from_visit_uuids=[])
     assert first.created and not again.created and again.visit.pk == first.visit.pk
     assert again.context_query["token"] != first.context_query["token"]
     assert Visit.objects.count() == 1
@@ -194,27 +202,27 @@ def test_an_equal_repeated_register_returns_the_stored_visit_with_a_fresh_token(
 def test_a_repeated_register_with_a_different_body_conflicts(record):
     rec = record(CHAIN)
     uuid = "0b7a4e0c-1d2f-4c3a-9e8f-5a6b7c8d9e0f"
-    ingest.visit_register(run=rec.run, node_id="A", visit_uuid=uuid)
+    recording.visit_register(run=rec.run, node_id="A", visit_uuid=uuid)
     with pytest.raises(Conflict, match="different body"):
-        ingest.visit_register(run=rec.run, node_id="B", visit_uuid=uuid)
+        recording.visit_register(run=rec.run, node_id="B", visit_uuid=uuid)
 
 
 def test_a_visit_uuid_taken_in_another_run_conflicts(record):
     uuid = "0b7a4e0c-1d2f-4c3a-9e8f-5a6b7c8d9e0f"
-    ingest.visit_register(run=record(CHAIN).run, node_id="A", visit_uuid=uuid)
+    recording.visit_register(run=record(CHAIN).run, node_id="A", visit_uuid=uuid)
     with pytest.raises(Conflict, match="another run"):
-        ingest.visit_register(run=record(CHAIN).run, node_id="A", visit_uuid=uuid)
+        recording.visit_register(run=record(CHAIN).run, node_id="A", visit_uuid=uuid)
 
 
 def test_register_returns_the_context_query_object_for_the_bridge(record):
-    reg = ingest.visit_register(run=record(CHAIN).run, node_id="A")
+    reg = recording.visit_register(run=record(CHAIN).run, node_id="A")
     assert set(reg.context_query) == {"base_url", "token", "run_id", "visit_uuid", "expires_at"}
     assert reg.context_query["visit_uuid"] == str(reg.visit.visit_uuid)
 
 
 def test_register_returns_no_context_query_when_disabled(record, settings):
     settings.HERMES_CONTEXT_QUERY = {**settings.HERMES_CONTEXT_QUERY, "ENABLED": False}
-    assert ingest.visit_register(run=record(CHAIN).run, node_id="A").context_query is None
+    assert recording.visit_register(run=record(CHAIN).run, node_id="A").context_query is None
 
 
 # --------------------------------------------------------------------------- logs
@@ -222,40 +230,44 @@ def test_register_returns_no_context_query_when_disabled(record, settings):
 
 def test_logs_keep_their_order_and_get_server_seqs(record):
     visit = record(CHAIN).visit("A", complete=False)
-    ingest.logs_append(visit=visit, logs=[{"type": "THINKING", "message": "one"}, {"type": "TEXT", "message": "two"}])
-    ingest.logs_append(visit=visit, logs=[{"type": "THINKING", "message": "three"}])
+    recording.logs_append(
+        visit=visit, logs=[{"type": "THINKING", "message": "one"}, {"type": "TEXT", "message": "two"}]
+    )
+    recording.logs_append(visit=visit, logs=[{"type": "THINKING", "message": "three"}])
     assert list(visit.logs.values_list("seq", "message")) == [(1, "one"), (2, "two"), (3, "three")]
 
 
 def test_a_retried_batch_with_engine_seqs_adds_nothing_twice(record):
     visit = record(CHAIN).visit("A", complete=False)
-    batch = [{"seq": 1, "type": "THINKING", "message": "a"}, {"seq": 2, "type": "TOOL_CALL", "message": "search",
-                                                               "detail": {"q": "x"}}]
-    first = ingest.logs_append(visit=visit, logs=batch)
-    again = ingest.logs_append(visit=visit, logs=batch)
+    batch = [
+        {"seq": 1, "type": "THINKING", "message": "a"},
+        {"seq": 2, "type": "TOOL_CALL", "message": "search", "detail": {"q": "x"}},
+    ]
+    first = recording.logs_append(visit=visit, logs=batch)
+    again = recording.logs_append(visit=visit, logs=batch)
     assert (first["added"], again["added"], again["skipped"]) == (2, 0, 2)
     assert visit.logs.count() == 2
 
 
 def test_a_log_without_seq_follows_the_highest_engine_seq(record):
     visit = record(CHAIN).visit("A", complete=False)
-    ingest.logs_append(visit=visit, logs=[{"seq": 10, "type": "TEXT"}, {"type": "TEXT"}])
+    recording.logs_append(visit=visit, logs=[{"seq": 10, "type": "TEXT"}, {"type": "TEXT"}])
     assert list(visit.logs.values_list("seq", flat=True)) == [10, 11]
 
 
 def test_an_unknown_log_type_refuses_the_whole_batch(record):
     visit = record(CHAIN).visit("A", complete=False)
     with pytest.raises(Invalid) as caught:
-        ingest.logs_append(visit=visit, logs=[{"type": "TEXT"}, {"type": "SHOUT"}])
+        recording.logs_append(visit=visit, logs=[{"type": "TEXT"}, {"type": "SHOUT"}])
     assert list(caught.value.errors) == ["logs[1].type"]
     assert visit.logs.count() == 0
 
 
 def test_logs_slide_the_visit_tokens(record, settings):
-    reg = ingest.visit_register(run=record(CHAIN).run, node_id="A")
+    reg = recording.visit_register(run=record(CHAIN).run, node_id="A")
     token = ContextToken.objects.get(visit=reg.visit)
     ContextToken.objects.filter(pk=token.pk).update(expires_at=timezone.now() + timezone.timedelta(seconds=5))
-    ingest.logs_append(visit=reg.visit, logs=[{"type": "TEXT"}])
+    recording.logs_append(visit=reg.visit, logs=[{"type": "TEXT"}])
     token.refresh_from_db()
     assert token.expires_at > timezone.now() + timezone.timedelta(seconds=60)
 
@@ -266,12 +278,15 @@ def test_logs_slide_the_visit_tokens(record, settings):
 def complete(rec, node="A", **kwargs):
     visit = rec.visit(node, complete=False)
     kwargs.setdefault("status", "SUCCESS")
-    return ingest.visit_complete(visit=visit, **kwargs), Visit.objects.get(pk=visit.pk)
+    return judgement.visit_complete(visit=visit, **kwargs), Visit.objects.get(pk=visit.pk)
 
 
 def test_an_agent_that_says_it_failed_is_failed_with_its_reason_and_category(record):
-    verdict, visit = complete(record(CHAIN), final_text="partial", agent_result={
-        "failed": True, "failureReason": "rate_limit", "error": "HTTP 429 from provider"})
+    verdict, visit = complete(
+        record(CHAIN),
+        final_text="partial",
+        agent_result={"failed": True, "failureReason": "rate_limit", "error": "HTTP 429 from provider"},
+    )
     assert verdict["effectiveStatus"] == "FAILED"
     assert verdict["category"] == "rate_limit" and verdict["retryable"] is True
     assert "HTTP 429 from provider" in verdict["failureReason"] and verdict["runAction"] == "abort"
@@ -279,14 +294,18 @@ def test_an_agent_that_says_it_failed_is_failed_with_its_reason_and_category(rec
 
 
 def test_an_agent_failure_without_a_known_category_takes_it_from_a_matching_pattern(record):
-    verdict, _ = complete(record(CHAIN), final_text=RATE_LIMIT_REPLY,
-                          agent_result={"failed": True, "failureReason": "provider gave up"})
+    verdict, _ = complete(
+        record(CHAIN), final_text=RATE_LIMIT_REPLY, agent_result={"failed": True, "failureReason": "provider gave up"}
+    )
     assert verdict["category"] == "rate_limit" and verdict["retryable"] is True
 
 
 def test_an_agent_failure_keeps_the_pattern_its_reply_matches(record):
-    verdict, visit = complete(record(CHAIN), final_text=RATE_LIMIT_REPLY, agent_result={
-        "failed": True, "failureReason": "rate_limit", "error": "HTTP 429"})
+    verdict, visit = complete(
+        record(CHAIN),
+        final_text=RATE_LIMIT_REPLY,
+        agent_result={"failed": True, "failureReason": "rate_limit", "error": "HTTP 429"},
+    )
     assert verdict["category"] == "rate_limit" and verdict["retryable"] is True
     assert verdict["matchedPattern"] is not None
     assert visit.matched_pattern_id == verdict["matchedPattern"]["id"]
@@ -294,8 +313,11 @@ def test_an_agent_failure_keeps_the_pattern_its_reply_matches(record):
 
 
 def test_an_agent_that_stopped_without_finishing_is_failed_as_incomplete(record):
-    verdict, _ = complete(record(CHAIN), final_text="Step 1 done, step 2…",
-                          agent_result={"failed": False, "completed": False, "turnExitReason": "max_iterations"})
+    verdict, _ = complete(
+        record(CHAIN),
+        final_text="Step 1 done, step 2…",
+        agent_result={"failed": False, "completed": False, "turnExitReason": "max_iterations"},
+    )
     assert (verdict["effectiveStatus"], verdict["category"], verdict["retryable"]) == ("FAILED", "incomplete", False)
     assert "max_iterations" in verdict["failureReason"]
 
@@ -323,7 +345,7 @@ def test_success_with_a_400_envelope_is_failed_with_the_envelope_message(record)
 
 def test_a_400_envelope_without_message_says_no_reason_given(record):
     verdict, _ = complete(record(CHAIN), output={"status": 400, "data": None})
-    assert verdict["failureReason"] == 'Node A failed (envelope.status=400): no reason given'
+    assert verdict["failureReason"] == "Node A failed (envelope.status=400): no reason given"
 
 
 def test_an_agent_reply_that_is_an_error_text_is_failed_by_pattern(record):
@@ -334,7 +356,10 @@ def test_an_agent_reply_that_is_an_error_text_is_failed_by_pattern(record):
     pattern = HermesErrorPattern.objects.get(pk=verdict["matchedPattern"]["id"])
     assert pattern.name in verdict["failureReason"] and RATE_LIMIT_REPLY[:60] in verdict["failureReason"]
     assert (visit.matched_pattern_key, visit.matched_pattern_name, visit.matched_pattern_text) == (
-        pattern.key or "", pattern.name, pattern.pattern)
+        pattern.key or "",
+        pattern.name,
+        pattern.pattern,
+    )
     assert visit.output["status"] == 400
     assert visit.output["data"] == {"originalText": RATE_LIMIT_REPLY, "originalData": {"answer": RATE_LIMIT_REPLY}}
 
@@ -351,8 +376,11 @@ def test_the_reason_quotes_only_the_first_200_characters(record):
 
 
 def test_a_legitimate_answer_about_http_404_stays_success(record):
-    verdict, visit = complete(record(CHAIN), final_text=HTTP_404_ANSWER,
-                              output={"status": 200, "message": "ok", "data": {"answer": HTTP_404_ANSWER}})
+    verdict, visit = complete(
+        record(CHAIN),
+        final_text=HTTP_404_ANSWER,
+        output={"status": 200, "message": "ok", "data": {"answer": HTTP_404_ANSWER}},
+    )
     assert verdict["effectiveStatus"] == "SUCCESS" and verdict["matchedPattern"] is None
     assert visit.output["data"] == {"answer": HTTP_404_ANSWER}
 
@@ -367,7 +395,10 @@ def test_a_node_without_final_text_is_never_judged_on_its_data(record):
 def test_a_blank_agent_reply_is_failed_as_empty(record):
     verdict, _ = complete(record(CHAIN), final_text="  \n ")
     assert (verdict["effectiveStatus"], verdict["failureReason"], verdict["category"]) == (
-        "FAILED", "empty agent reply", "incomplete")
+        "FAILED",
+        "empty agent reply",
+        "incomplete",
+    )
 
 
 def test_structured_signals_win_over_patterns(record):
@@ -397,32 +428,32 @@ def test_downstream_of_a_skipped_failure_runs_on_and_sees_the_failure_envelope(r
 def test_an_identical_repeated_completion_answers_the_stored_verdict_without_judging_again(record):
     rec = record(CHAIN)
     visit = rec.visit("A", complete=False)
-    first = ingest.visit_complete(visit=visit, status="SUCCESS", final_text=RATE_LIMIT_REPLY)
-    again = ingest.visit_complete(visit=visit, status="SUCCESS", final_text=RATE_LIMIT_REPLY)
+    first = judgement.visit_complete(visit=visit, status="SUCCESS", final_text=RATE_LIMIT_REPLY)
+    again = judgement.visit_complete(visit=visit, status="SUCCESS", final_text=RATE_LIMIT_REPLY)
     assert again == first
     assert HermesErrorPattern.objects.get(pk=first["matchedPattern"]["id"]).hit_count == 1
 
 
 def test_a_different_second_completion_conflicts_and_changes_nothing(record):
     visit = record(CHAIN).visit("A", complete=False)
-    ingest.visit_complete(visit=visit, status="SUCCESS", output={"status": 200, "message": "ok", "data": 1})
+    judgement.visit_complete(visit=visit, status="SUCCESS", output={"status": 200, "message": "ok", "data": 1})
     before = stored_state()
     with pytest.raises(Conflict, match="different body"):
-        ingest.visit_complete(visit=visit, status="FAILED")
+        judgement.visit_complete(visit=visit, status="FAILED")
     assert stored_state() == before
 
 
 def test_a_non_object_output_is_refused(record):
     visit = record(CHAIN).visit("A", complete=False)
     with pytest.raises(Invalid) as caught:
-        ingest.visit_complete(visit=visit, status="SUCCESS", output=["not", "an", "envelope"])
+        judgement.visit_complete(visit=visit, status="SUCCESS", output=["not", "an", "envelope"])
     assert "output" in caught.value.errors
     assert Visit.objects.get(pk=visit.pk).status == "RUNNING"
 
 
 def test_completion_revokes_the_visit_tokens(record):
-    reg = ingest.visit_register(run=record(CHAIN).run, node_id="A")
-    ingest.visit_complete(visit=reg.visit, status="SUCCESS")
+    reg = recording.visit_register(run=record(CHAIN).run, node_id="A")
+    judgement.visit_complete(visit=reg.visit, status="SUCCESS")
     assert ContextToken.objects.get(visit=reg.visit).revoked_at is not None
 
 
@@ -433,7 +464,7 @@ def test_finish_cancels_visits_still_running(record):
     rec = record(DIAMOND)
     a = rec.visit("A")
     b = rec.visit("B", a, complete=False)
-    run, cancelled = ingest.run_finish(run=rec.run, status="FAILED")
+    run, cancelled = recording.run_finish(run=rec.run, status="FAILED")
     assert cancelled == 1 and run.finished_at is not None
     assert Visit.objects.get(pk=b.pk).status == "CANCELLED"
     assert Visit.objects.get(pk=a.pk).status == "SUCCESS"
@@ -441,26 +472,28 @@ def test_finish_cancels_visits_still_running(record):
 
 def test_finish_revokes_the_runs_live_tokens(record):
     rec = record(CHAIN)
-    reg = ingest.visit_register(run=rec.run, node_id="A")
-    ingest.run_finish(run=rec.run, status="CANCELLED")
+    reg = recording.visit_register(run=rec.run, node_id="A")
+    recording.run_finish(run=rec.run, status="CANCELLED")
     assert ContextToken.objects.get(visit=reg.visit).revoked_at is not None
 
 
 def test_finishing_again_with_the_same_status_is_fine_and_another_conflicts(record):
     rec = record(CHAIN)
-    ingest.run_finish(run=rec.run, status="SUCCESS")
-    run, cancelled = ingest.run_finish(run=rec.run, status="SUCCESS")
+    recording.run_finish(run=rec.run, status="SUCCESS")
+    run, cancelled = recording.run_finish(run=rec.run, status="SUCCESS")
     assert run.status == "SUCCESS" and cancelled == 0
     with pytest.raises(Conflict, match="already finished"):
-        ingest.run_finish(run=rec.run, status="FAILED")
+        recording.run_finish(run=rec.run, status="FAILED")
 
 
 def test_late_logs_and_completion_are_kept_after_the_run_finished(record):
     rec = record(CHAIN)
     visit = rec.visit("A", complete=False)
-    ingest.run_finish(run=rec.run, status="FAILED")
-    ingest.logs_append(visit=visit, logs=[{"type": "TEXT", "message": "late"}])
-    verdict = ingest.visit_complete(visit=visit, status="SUCCESS", output={"status": 200, "message": "ok", "data": 1})
+    recording.run_finish(run=rec.run, status="FAILED")
+    recording.logs_append(visit=visit, logs=[{"type": "TEXT", "message": "late"}])
+    verdict = judgement.visit_complete(
+        visit=visit, status="SUCCESS", output={"status": 200, "message": "ok", "data": 1}
+    )
     assert verdict["effectiveStatus"] == "SUCCESS"
     assert visit.logs.get().message == "late"
 
@@ -470,7 +503,7 @@ def test_late_completion_is_kept_after_an_abort(record):
     a = rec.visit("A")
     b = rec.visit("B", a, complete=False)
     rec.visit("C", a, status="FAILED", error="boom")
-    verdict = ingest.visit_complete(visit=b, status="SUCCESS")
+    verdict = judgement.visit_complete(visit=b, status="SUCCESS")
     assert verdict["effectiveStatus"] == "SUCCESS"
 
 
@@ -478,7 +511,7 @@ def test_late_completion_is_kept_after_an_abort(record):
 def test_a_bad_finish_status_is_refused(record, status):
     rec = record(CHAIN)
     with pytest.raises(Invalid):
-        ingest.run_finish(run=rec.run, status=status)
+        recording.run_finish(run=rec.run, status=status)
     rec.run.refresh_from_db()
     assert rec.run.status == "RUNNING"
 
@@ -486,13 +519,13 @@ def test_a_bad_finish_status_is_refused(record, status):
 def test_writing_to_another_engines_run_is_forbidden(record):
     rec = record(CHAIN)
     with pytest.raises(Forbidden, match="another engine client"):
-        ingest.run_get_for_writer(run_id=rec.run.run_id, user=EngineUserFactory())
+        recording.run_get_for_writer(run_id=rec.run.run_id, user=EngineUserFactory())
 
 
 def test_a_superuser_may_write_to_any_run(record):
     rec = record(CHAIN)
     su = UserFactory(is_staff=True, is_superuser=True)
-    assert ingest.run_get_for_writer(run_id=rec.run.run_id, user=su).pk == rec.run.pk
+    assert recording.run_get_for_writer(run_id=rec.run.run_id, user=su).pk == rec.run.pk
 
 
 # --------------------------------------------------------------------------- paths of recorded visits
@@ -503,7 +536,7 @@ def test_a_recorded_flight_back_has_the_seed_path(record):
     for node in "ABCG":
         rec.visit(node, derive=True)
     c2 = rec.visit("C", derive=True)
-    graph = ingest.visit_paths(visit=c2)
+    graph = recording.visit_paths(visit=c2)
     assert [p.sequence for p in graph.paths] == [["A", "B", "C", "G", "C"]]
     assert graph.backtrack_edge_keys == ["G->C"]
 
@@ -513,8 +546,8 @@ def test_a_recorded_chain_longer_than_max_path_depth_is_cut_to_its_last_visits(r
     rec = record(CHAIN, "AGENTIC")
     last = None
     for i in range(250):
-        last = ingest.visit_register(run=rec.run, node_id="ABCG"[i % 4]).visit
-    graph = ingest.visit_paths(visit=last)
+        last = recording.visit_register(run=rec.run, node_id="ABCG"[i % 4]).visit
+    graph = recording.visit_paths(visit=last)
     (path,) = graph.paths
     assert path.truncated and len(path.sequence) == 200 and path.visit_uuids[-1] == str(last.visit_uuid)
     assert len(graph.visit_uuids) == 250 and graph.backtrack_edge_keys == ["G->A"]

@@ -2,7 +2,7 @@
 
 :func:`visit_agent_run` builds a fresh ``AIAgent`` whose toolsets are the
 caller's plus ``workflow_context`` (only when the request carries a
-``context_query``), runs it inside :func:`contextquery.agent_tools.bind`
+``context_query``), runs it inside :func:`contextquery.context_tools.bind`
 while a heartbeat keeps the visit alive, forwards hermes-agent's callbacks to
 the recording API as visit logs (THINKING, TOOL_CALL, TOOL_RESULT), and
 returns the final text with ``agentResult`` mapped from ``run_conversation``'s
@@ -22,8 +22,8 @@ import os
 import tempfile
 import threading
 
-from contextquery import agent_tools
-from contextquery.engine_client import EngineClient, EngineClientError
+from contextquery.client import context_tools
+from contextquery.client.engine import EngineClient, EngineClientError
 
 logger = logging.getLogger("hermes_ops.hermes_runner")
 
@@ -84,8 +84,13 @@ class VisitLogForwarder:
 
     def _emit(self, type_: str, message: str, detail=None):
         with self._lock:
-            log = {"seq": self._seq, "type": type_, "timestamp": dt.datetime.now(dt.timezone.utc).isoformat(),
-                   "message": message, "detail": detail}
+            log = {
+                "seq": self._seq,
+                "type": type_,
+                "timestamp": dt.datetime.now(dt.UTC).isoformat(),
+                "message": message,
+                "detail": detail,
+            }
             self._seq += 1
             self.logs.append(log)
         if self.engine is None or not self.run_id or not self.visit_uuid:
@@ -115,20 +120,23 @@ class VisitLogForwarder:
 
     def callbacks(self) -> dict:
         """The ``AIAgent`` keyword arguments that route its events here."""
-        return {"reasoning_callback": self.on_reasoning, "tool_start_callback": self.on_tool_start,
-                "tool_complete_callback": self.on_tool_complete}
+        return {
+            "reasoning_callback": self.on_reasoning,
+            "tool_start_callback": self.on_tool_start,
+            "tool_complete_callback": self.on_tool_complete,
+        }
 
 
-def _config_from(context_query) -> agent_tools.ContextQueryConfig | None:
-    if context_query is None or isinstance(context_query, agent_tools.ContextQueryConfig):
+def _config_from(context_query) -> context_tools.ContextQueryConfig | None:
+    if context_query is None or isinstance(context_query, context_tools.ContextQueryConfig):
         return context_query
-    return agent_tools.ContextQueryConfig.from_context_query(context_query)
+    return context_tools.ContextQueryConfig.from_context_query(context_query)
 
 
 def visit_agent_run(
     *,
     user_message: str,
-    context_query: dict | agent_tools.ContextQueryConfig | None,
+    context_query: dict | context_tools.ContextQueryConfig | None,
     base_url: str,
     api_key: str,
     model: str,
@@ -159,24 +167,37 @@ def visit_agent_run(
     enabled = list(toolsets)
     prompt_parts = [system_prompt] if system_prompt else []
     if config is not None:
-        agent_tools.register_hermes_tools()
-        if agent_tools.TOOLSET not in enabled:
-            enabled.append(agent_tools.TOOLSET)
-        prompt_parts.append(agent_tools.system_prompt_section(language))
+        context_tools.register_hermes_tools()
+        if context_tools.TOOLSET not in enabled:
+            enabled.append(context_tools.TOOLSET)
+        prompt_parts.append(context_tools.system_prompt_section(language))
 
     run_id = config.run_id if config else None
     visit_uuid = config.visit_uuid if config else None
     forwarder = VisitLogForwarder(engine, run_id, visit_uuid)
-    options = {"quiet_mode": True, "skip_context_files": True, "skip_memory": True, "tool_delay": 0.0,
-               "max_iterations": max_iterations, **(agent_kwargs or {})}
-    agent = AIAgent(base_url=base_url, api_key=api_key, model=model, enabled_toolsets=enabled,
-                    ephemeral_system_prompt="\n\n".join(prompt_parts) or None, **forwarder.callbacks(), **options)
+    options = {
+        "quiet_mode": True,
+        "skip_context_files": True,
+        "skip_memory": True,
+        "tool_delay": 0.0,
+        "max_iterations": max_iterations,
+        **(agent_kwargs or {}),
+    }
+    agent = AIAgent(
+        base_url=base_url,
+        api_key=api_key,
+        model=model,
+        enabled_toolsets=enabled,
+        ephemeral_system_prompt="\n\n".join(prompt_parts) or None,
+        **forwarder.callbacks(),
+        **options,
+    )
     heartbeat = None
     if engine is not None and run_id and visit_uuid:
         heartbeat = engine.heartbeat(run_id, visit_uuid, interval=heartbeat_interval).start()
     try:
         if config is not None:
-            with agent_tools.bind(config):
+            with context_tools.bind(config):
                 result = agent.run_conversation(user_message)
         else:
             result = agent.run_conversation(user_message)

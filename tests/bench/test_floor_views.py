@@ -1,18 +1,18 @@
-"""The benchmark floors (issue 7): absent unless HERMES_OPS_BENCH_FLOOR, and the
-authenticated floor does the real base class's work."""
+"""The benchmark floors (issue 7): routed only by the bench servers' URLs, and
+the authenticated floor does the real base class's work."""
 
 import json
 
 import pytest
 from django.test import RequestFactory
 
-from contextquery.api.bench_views import FloorQueryView, plain_view
 from contextquery.models import ContextRead, Visit
+from tests.bench.benchapp.views import FloorQueryView, plain_view
 
 pytestmark = pytest.mark.django_db
 
 
-def test_the_floors_are_not_routed_by_default(ask):
+def test_the_product_routes_no_floor(ask):
     assert ask("_floor", "0" * 48, {"runId": "x"}).status_code == 404
     assert ask("_plain").status_code == 404
 
@@ -20,7 +20,9 @@ def test_the_floors_are_not_routed_by_default(ask):
 def test_the_authenticated_floor_counts_audits_and_answers_an_empty_object(flyback, issue):
     raw = issue(flyback.by["C2"])
     request = RequestFactory().post(
-        "/internal/context/_floor", json.dumps({"runId": flyback.run.run_id}), content_type="application/json",
+        "/internal/context/_floor",
+        json.dumps({"runId": flyback.run.run_id}),
+        content_type="application/json",
         HTTP_X_CONTEXT_TOKEN=raw,
     )
     response = FloorQueryView.as_view()(request)

@@ -93,9 +93,20 @@ class Unavailable(EngineClientError):
     status = 503
 
 
-ERRORS_BY_STATUS = {cls.status: cls for cls in (
-    BadRequest, Unauthorized, Forbidden, NotFound, Conflict, PayloadTooLarge, ValidationFailed, RateLimited,
-    Unavailable)}
+ERRORS_BY_STATUS = {
+    cls.status: cls
+    for cls in (
+        BadRequest,
+        Unauthorized,
+        Forbidden,
+        NotFound,
+        Conflict,
+        PayloadTooLarge,
+        ValidationFailed,
+        RateLimited,
+        Unavailable,
+    )
+}
 
 
 def _drop_none(body: dict) -> dict:
@@ -142,7 +153,10 @@ class EngineClient:
         except ValueError:
             envelope = None
         if not isinstance(envelope, dict):
-            envelope = {"message": f"HTTP {response.status_code} with a body that is not the JSON envelope", "data": None}
+            envelope = {
+                "message": f"HTTP {response.status_code} with a body that is not the JSON envelope",
+                "data": None,
+            }
         if response.status_code >= 400:
             cls = ERRORS_BY_STATUS.get(response.status_code, EngineClientError)
             retry_after = response.headers.get("Retry-After")
@@ -150,17 +164,39 @@ class EngineClient:
                 retry_after = float(retry_after) if retry_after is not None else None
             except ValueError:
                 retry_after = None
-            raise cls(str(envelope.get("message") or response.reason), status=response.status_code,
-                      data=envelope.get("data"), retry_after=retry_after)
+            raise cls(
+                str(envelope.get("message") or response.reason),
+                status=response.status_code,
+                data=envelope.get("data"),
+                retry_after=retry_after,
+            )
         return envelope.get("data")
 
     # ------------------------------------------------------------------ runs
 
-    def create_run(self, *, graph: dict, run_id: str | None = None, workflow_id: str | None = None,
-                   workflow_name: str | None = None, mode: str = "DAG") -> dict:
+    def create_run(
+        self,
+        *,
+        graph: dict,
+        run_id: str | None = None,
+        workflow_id: str | None = None,
+        workflow_name: str | None = None,
+        mode: str = "DAG",
+    ) -> dict:
         """``POST /api/runs`` — the run (``runId`` generated when not given)."""
-        return self.request("POST", "/runs", json=_drop_none({
-            "runId": run_id, "workflowId": workflow_id, "workflowName": workflow_name, "mode": mode, "graph": graph}))
+        return self.request(
+            "POST",
+            "/runs",
+            json=_drop_none(
+                {
+                    "runId": run_id,
+                    "workflowId": workflow_id,
+                    "workflowName": workflow_name,
+                    "mode": mode,
+                    "graph": graph,
+                }
+            ),
+        )
 
     def list_runs(self, **filters) -> dict:
         """``GET /api/runs`` — ``{count, next, previous, results}``; filters as query parameters."""
@@ -175,14 +211,35 @@ class EngineClient:
 
     # ------------------------------------------------------------------ visits
 
-    def register_visit(self, run_id: str, *, node_id: str, visit_uuid: str | None = None, node_type: str | None = None,
-                       node_name: str | None = None, from_visit_uuids: list[str] | None = None,
-                       from_visit_uuid: str | None = None, input=None) -> dict:
+    def register_visit(
+        self,
+        run_id: str,
+        *,
+        node_id: str,
+        visit_uuid: str | None = None,
+        node_type: str | None = None,
+        node_name: str | None = None,
+        from_visit_uuids: list[str] | None = None,
+        from_visit_uuid: str | None = None,
+        input=None,
+    ) -> dict:
         """``POST /api/runs/{runId}/visits`` — the visit plus ``contextQuery``
         ``{base_url, token, run_id, visit_uuid, expires_at}`` (None when disabled)."""
-        return self.request("POST", f"/runs/{_seg(run_id)}/visits", json=_drop_none({
-            "visitUuid": visit_uuid, "nodeId": node_id, "nodeType": node_type, "nodeName": node_name,
-            "fromVisitUuids": from_visit_uuids, "fromVisitUuid": from_visit_uuid, "input": input}))
+        return self.request(
+            "POST",
+            f"/runs/{_seg(run_id)}/visits",
+            json=_drop_none(
+                {
+                    "visitUuid": visit_uuid,
+                    "nodeId": node_id,
+                    "nodeType": node_type,
+                    "nodeName": node_name,
+                    "fromVisitUuids": from_visit_uuids,
+                    "fromVisitUuid": from_visit_uuid,
+                    "input": input,
+                }
+            ),
+        )
 
     def list_visits(self, run_id: str, **params) -> dict:
         return self.request("GET", f"/runs/{_seg(run_id)}/visits", params=_drop_none(params) or None)
@@ -204,19 +261,38 @@ class EngineClient:
         return self.request("POST", f"/runs/{_seg(run_id)}/visits/{_seg(visit_uuid)}/tokens", json={})
 
     def revoke_token(self, run_id: str, visit_uuid: str, token: str) -> dict:
-        return self.request("POST", f"/runs/{_seg(run_id)}/visits/{_seg(visit_uuid)}/tokens/revoke",
-                            json={"token": token})
+        return self.request(
+            "POST", f"/runs/{_seg(run_id)}/visits/{_seg(visit_uuid)}/tokens/revoke", json={"token": token}
+        )
 
-    def complete_visit(self, run_id: str, visit_uuid: str, *, status: str, output: dict | None = None,
-                       final_text: str | None = None, error: str | None = None,
-                       agent_result: dict | None = None) -> dict:
+    def complete_visit(
+        self,
+        run_id: str,
+        visit_uuid: str,
+        *,
+        status: str,
+        output: dict | None = None,
+        final_text: str | None = None,
+        error: str | None = None,
+        agent_result: dict | None = None,
+    ) -> dict:
         """``POST …/complete`` — the verdict ``{effectiveStatus, failureReason,
         matchedPattern, category, retryable, runAction}`` (SPEC §4.4)."""
-        return self.request("POST", f"/runs/{_seg(run_id)}/visits/{_seg(visit_uuid)}/complete", json=_drop_none({
-            "status": status, "output": output, "finalText": final_text, "error": error,
-            "agentResult": agent_result}))
+        return self.request(
+            "POST",
+            f"/runs/{_seg(run_id)}/visits/{_seg(visit_uuid)}/complete",
+            json=_drop_none(
+                {
+                    "status": status,
+                    "output": output,
+                    "finalText": final_text,
+                    "error": error,
+                    "agentResult": agent_result,
+                }
+            ),
+        )
 
-    def heartbeat(self, run_id: str, visit_uuid: str, *, interval: float = 30.0) -> "Heartbeat":
+    def heartbeat(self, run_id: str, visit_uuid: str, *, interval: float = 30.0) -> Heartbeat:
         """A :class:`Heartbeat` for the visit, to use as a context manager."""
         return Heartbeat(self, run_id, visit_uuid, interval=interval)
 
@@ -245,7 +321,7 @@ class Heartbeat:
                 self.failures += 1
                 logger.warning("heartbeat for visit %s failed: %s", self.visit_uuid, exc)
 
-    def start(self) -> "Heartbeat":
+    def start(self) -> Heartbeat:
         self._thread.start()
         return self
 

@@ -78,7 +78,7 @@ def json_block(text: str):
     if start < 0:
         return None
     end = text.find("\n```", start + 8)
-    return json.loads(text[start + 8:end])
+    return json.loads(text[start + 8 : end])
 
 
 class FakeLLMServer(ThreadingHTTPServer):
@@ -135,8 +135,15 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self):
         if self.path.rstrip("/").endswith("/models"):
-            self._send_json(200, {"object": "list", "data": [
-                {"id": self.server.model, "object": "model", "owned_by": "fake", "context_length": 131072}]})
+            self._send_json(
+                200,
+                {
+                    "object": "list",
+                    "data": [
+                        {"id": self.server.model, "object": "model", "owned_by": "fake", "context_length": 131072}
+                    ],
+                },
+            )
         else:
             self._send_json(404, {"error": {"message": "not found", "type": "not_found"}})
 
@@ -151,8 +158,11 @@ class _Handler(BaseHTTPRequestHandler):
             time.sleep(self.server.delay)
         if step["kind"] == "error":
             headers = {"Retry-After": step["retry_after"]} if step.get("retry_after") else {}
-            self._send_json(step["status"], {"error": {"message": step["message"], "type": step["type"],
-                                                      "code": step["type"]}}, headers)
+            self._send_json(
+                step["status"],
+                {"error": {"message": step["message"], "type": step["type"], "code": step["type"]}},
+                headers,
+            )
             return
         completion_id = f"chatcmpl-{uuid.uuid4().hex[:16]}"
         if body.get("stream"):
@@ -176,19 +186,27 @@ class _Handler(BaseHTTPRequestHandler):
     def _completion(self, completion_id: str, step: dict) -> dict:
         message, finish = self._message(step)
         return {
-            "id": completion_id, "object": "chat.completion", "created": int(time.time()), "model": self.server.model,
+            "id": completion_id,
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": self.server.model,
             "choices": [{"index": 0, "message": message, "finish_reason": finish}],
             "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
         }
 
     def _stream(self, completion_id: str, step: dict):
         message, finish = self._message(step)
-        base = {"id": completion_id, "object": "chat.completion.chunk", "created": int(time.time()),
-                "model": self.server.model}
+        base = {
+            "id": completion_id,
+            "object": "chat.completion.chunk",
+            "created": int(time.time()),
+            "model": self.server.model,
+        }
         chunks = [{"index": 0, "delta": {"role": "assistant"}, "finish_reason": None}]
         if message.get("reasoning_content"):
-            chunks.append({"index": 0, "delta": {"reasoning_content": message["reasoning_content"]},
-                           "finish_reason": None})
+            chunks.append(
+                {"index": 0, "delta": {"reasoning_content": message["reasoning_content"]}, "finish_reason": None}
+            )
         if message["content"]:
             chunks.append({"index": 0, "delta": {"content": message["content"]}, "finish_reason": None})
         for index, call in enumerate(message.get("tool_calls", [])):

@@ -1,10 +1,12 @@
-"""Recording rules: runs, visits, logs, completions (SPEC §4.1–§4.4).
+"""Recording rules: runs, visits, logs (SPEC §4.1–§4.3).
 
 Every writer — the REST API, ``manage.py loaddemo``, tests — goes through these
 functions, so the rules hold whatever the caller. They raise the domain errors
 of ``project.errors`` (422 ``Invalid``, 403 ``Forbidden``, 404 ``NotFound``,
 409 ``Conflict``), never HTTP objects, and a refused call changes nothing
 stored: each write runs in one transaction and validates before writing.
+Completions and their verdict are :mod:`contextquery.judgement`'s; the canvas
+is :mod:`contextquery.canvas`'s.
 
 Concurrency: sortOrder, iterSeq and log seqs come from counters on the run or
 visit row, advanced under a row lock (``select_for_update`` on PostgreSQL; on
@@ -21,11 +23,12 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Count, Max
+from django.db.models import Count, Exists, Max, OuterRef, QuerySet, Subquery
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from contextquery import paths, tokens
+from contextquery.canvas import canvas_node
 from contextquery.models import (
     ENDED_VISIT_STATUSES,
     LogType,
@@ -35,15 +38,15 @@ from contextquery.models import (
     VisitLog,
     VisitStatus,
     WorkflowRun,
+    generate_run_id,
 )
+from patterns.models import JudgedReply
+from project.api import camel_case
 from project.errors import Conflict, Forbidden, Invalid, NotFound
 
 #: runIds appear in URLs, so they are limited to URL-safe characters.
 RUN_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$")
-FAIL_STRATEGIES = ("abort", "skip")
-COMPLETION_STATUSES = (VisitStatus.SUCCESS, VisitStatus.FAILED, VisitStatus.SKIPPED)
 FINISH_STATUSES = (RunStatus.SUCCESS, RunStatus.FAILED, RunStatus.CANCELLED)
-REASON_QUOTE_CHARS = 200
 #: Sentinel for "the engine did not send this field" (``None`` may be a value).
 MISSING = object()
 
@@ -111,75 +114,6 @@ def visit_get(*, run: WorkflowRun, visit_uuid) -> Visit:
     return visit
 
 
-# --------------------------------------------------------------------------- graph
-
-
-def graph_validate(graph) -> dict:
-    """Check a canvas graph and return it normalised (SPEC §4.1).
-
-    ``{nodes: [{id, type?, name?, failStrategy?}], edges: [{source, target}]}``:
-    node ids unique non-empty strings, ``type``/``name`` strings, ``failStrategy``
-    ``abort`` (default, filled in) or ``skip``; edges reference known nodes.
-    Extra keys on nodes and edges are kept. Raises Invalid naming the field.
-    """
-    if not isinstance(graph, dict):
-        raise Invalid.field("graph", _("must be an object {nodes: [...], edges: [...]}."))
-    nodes = graph.get("nodes")
-    edges = graph.get("edges", [])
-    if not isinstance(nodes, list) or not nodes:
-        raise Invalid.field("graph.nodes", _("must be a non-empty list of nodes {id, type, name, failStrategy}."))
-    if not isinstance(edges, list):
-        raise Invalid.field("graph.edges", _("must be a list of edges {source, target}."))
-    seen: set[str] = set()
-    out_nodes = []
-    for i, node in enumerate(nodes):
-        where = f"graph.nodes[{i}]"
-        if not isinstance(node, dict):
-            raise Invalid.field(where, _("must be an object {id, type, name, failStrategy}."))
-        node_id = node.get("id")
-        if not isinstance(node_id, str) or not node_id.strip():
-            raise Invalid.field(f"{where}.id", _("must be a non-empty string."))
-        if len(node_id) > 200:
-            raise Invalid.field(f"{where}.id", _("must be at most 200 characters."))
-        if node_id in seen:
-            raise Invalid.field(
-                f"{where}.id", _("'%(id)s' is used by another node; node ids must be unique.") % {"id": node_id}
-            )
-        seen.add(node_id)
-        for key in ("type", "name"):
-            if key in node and node[key] is not None and not isinstance(node[key], str):
-                raise Invalid.field(f"{where}.{key}", _("must be a string."))
-        strategy = node.get("failStrategy")
-        if strategy is None:
-            strategy = "abort"
-        if strategy not in FAIL_STRATEGIES:
-            raise Invalid.field(f"{where}.failStrategy", _one_of(FAIL_STRATEGIES, strategy))
-        out_nodes.append({**node, "failStrategy": strategy})
-    out_edges = []
-    for i, edge in enumerate(edges):
-        where = f"graph.edges[{i}]"
-        if not isinstance(edge, dict):
-            raise Invalid.field(where, _("must be an object {source, target}."))
-        for key in ("source", "target"):
-            value = edge.get(key)
-            if not isinstance(value, str):
-                raise Invalid.field(f"{where}.{key}", _("must be the id of a node of the graph."))
-            if value not in seen:
-                raise Invalid.field(
-                    f"{where}.{key}", _("'%(id)s' is not the id of a node of the graph.") % {"id": value}
-                )
-        out_edges.append(dict(edge))
-    return {**graph, "nodes": out_nodes, "edges": out_edges}
-
-
-def graph_node(*, run: WorkflowRun, node_id: str) -> dict | None:
-    """The canvas node ``node_id`` of ``run``'s graph, or None."""
-    for node in (run.graph or {}).get("nodes", []):
-        if isinstance(node, dict) and node.get("id") == node_id:
-            return node
-    return None
-
-
 # --------------------------------------------------------------------------- runs
 
 
@@ -194,11 +128,12 @@ def run_create(
 ) -> tuple[WorkflowRun, bool]:
     """Create a run with its canvas graph (SPEC §4.3). Returns ``(run, created)``.
 
+    ``graph`` is a canvas as :func:`contextquery.canvas.canvas_validate`
+    returns it (the API's ``GraphSerializer`` checks it on the way in).
     ``run_id`` None → an 8-character id is generated. A repeat with an id the
     engine chose and an equal body returns the stored run with ``created``
     False; a different body, or another engine client, raises Conflict (409).
-    Raises Invalid for a bad graph, mode or runId, Forbidden without
-    ``record_run``.
+    Raises Invalid for a bad mode or runId, Forbidden without ``record_run``.
     """
     if not run_can_record(user=user):
         raise Forbidden(_("Recording runs needs the contextquery.record_run permission."))
@@ -209,7 +144,6 @@ def run_create(
             "runId",
             _("must be 1 to 64 characters: letters, digits, '.', '_', ':' or '-', starting with a letter or digit."),
         )
-    graph = graph_validate(graph)
     fields = {"workflow_id": workflow_id or "", "workflow_name": workflow_name or "", "mode": mode, "graph": graph}
     if run_id is not None:
         existing = WorkflowRun.objects.filter(run_id=run_id).first()
@@ -233,8 +167,6 @@ def run_create(
 
 
 def _fresh_run_id() -> str:
-    from contextquery.models import generate_run_id
-
     for _attempt in range(10):
         candidate = generate_run_id()
         if not WorkflowRun.objects.filter(run_id=candidate).exists():
@@ -249,17 +181,12 @@ def _run_repeat(run: WorkflowRun, user, fields: dict) -> WorkflowRun:
         )
     stored = {key: getattr(run, key) for key in fields}
     if stored != fields:
-        changed = ", ".join(_api_name(k) for k in fields if stored[k] != fields[k])
+        changed = ", ".join(camel_case(k) for k in fields if stored[k] != fields[k])
         raise Conflict(
             _("Run '%(run)s' already exists with a different body (%(fields)s differ).")
             % {"run": run.run_id, "fields": changed}
         )
     return run
-
-
-def _api_name(field: str) -> str:
-    head, *rest = field.split("_")
-    return head + "".join(part.capitalize() for part in rest)
 
 
 def run_finish(*, run: WorkflowRun, status: str) -> tuple[WorkflowRun, int]:
@@ -293,8 +220,10 @@ def run_finish(*, run: WorkflowRun, status: str) -> tuple[WorkflowRun, int]:
 
 def run_list(*, user=None):
     """Runs, newest first, each annotated with ``visit_count``."""
-    return WorkflowRun.objects.select_related("created_by").annotate(visit_count=Count("visits")).order_by(
-        "-started_at", "-id"
+    return (
+        WorkflowRun.objects.select_related("created_by")
+        .annotate(visit_count=Count("visits"))
+        .order_by("-started_at", "-id")
     )
 
 
@@ -319,7 +248,7 @@ def visit_register(
     node_type: str | None = None,
     node_name: str | None = None,
     from_visit_uuids=MISSING,
-    input=None,  # noqa: A002 - the wire name
+    input=None,
 ) -> Registration:
     """Register a visit of ``node_id`` in ``run`` (SPEC §4.1–§4.3).
 
@@ -354,11 +283,12 @@ def visit_register(
         if existing is not None:
             return _visit_repeat(existing, run, registration)
 
-    node = graph_node(run=run, node_id=node_id)
+    node = canvas_node(run.graph, node_id)
     if node is None:
         known = ", ".join(n.get("id", "?") for n in run.graph.get("nodes", [])[:20])
         raise Invalid.field(
-            "nodeId", _("'%(id)s' is not a node of the run's graph (nodes: %(known)s).") % {"id": node_id, "known": known}
+            "nodeId",
+            _("'%(id)s' is not a node of the run's graph (nodes: %(known)s).") % {"id": node_id, "known": known},
         )
 
     try:
@@ -438,13 +368,13 @@ _NODE_FIELDS = ("visit_uuid", "node_id", "sort_order", "parent_uuids", "status")
 
 def _parents_check(run: WorkflowRun, parents: list[str]) -> None:
     found = {
-        str(u): run_pk
-        for u, run_pk in Visit.objects.filter(visit_uuid__in=parents).values_list("visit_uuid", "run_id")
+        str(u): run_pk for u, run_pk in Visit.objects.filter(visit_uuid__in=parents).values_list("visit_uuid", "run_id")
     }
     for i, parent in enumerate(parents):
         if parent not in found:
             raise Invalid.field(
-                f"fromVisitUuids[{i}]", _("'%(visit)s' is not a visit of run '%(run)s'.") % {"visit": parent, "run": run.run_id}
+                f"fromVisitUuids[{i}]",
+                _("'%(visit)s' is not a visit of run '%(run)s'.") % {"visit": parent, "run": run.run_id},
             )
         if found[parent] != run.pk:
             raise Invalid.field(
@@ -459,9 +389,39 @@ def visit_heartbeat(*, visit: Visit) -> Visit:
     return visit
 
 
-def visit_list(*, run: WorkflowRun):
-    """The visits of ``run`` by sortOrder, with their matched pattern."""
-    return Visit.objects.filter(run=run).select_related("run", "matched_pattern").order_by("sort_order")
+def with_false_positive(visits: QuerySet) -> QuerySet:
+    """``visits`` annotated with ``false_positive``: ops marked the pattern's
+    verdict on the visit's reply as wrong (one subquery, no query per row)."""
+    marked = JudgedReply.objects.filter(subject=OuterRef("visit_uuid"), mark=JudgedReply.Mark.FALSE_POSITIVE)
+    return visits.annotate(false_positive=Exists(marked))
+
+
+def visit_list(*, run: WorkflowRun) -> QuerySet:
+    """The visits of ``run`` by sortOrder, with their matched pattern and ``false_positive``."""
+    return with_false_positive(
+        Visit.objects.filter(run=run).select_related("run", "matched_pattern").order_by("sort_order")
+    )
+
+
+def visit_list_failed_by(*, pattern_id: int, false_positive: bool | None = None) -> QuerySet:
+    """Visits FAILED by the pattern ``pattern_id``, newest first, with their run,
+    ``false_positive`` and, when marked, ``false_positive_note`` and
+    ``false_positive_by`` (a username); ``false_positive`` True/False keeps only
+    the marked/unmarked ones."""
+    marks = JudgedReply.objects.filter(subject=OuterRef("visit_uuid"), mark=JudgedReply.Mark.FALSE_POSITIVE)
+    visits = with_false_positive(
+        Visit.objects.filter(matched_pattern_id=pattern_id, status=VisitStatus.FAILED)
+    ).annotate(
+        false_positive_note=Subquery(marks.values("mark_note")[:1]),
+        false_positive_by=Subquery(marks.values("marked_by__username")[:1]),
+    )
+    if false_positive is not None:
+        visits = visits.filter(false_positive=false_positive)
+    return (
+        visits.select_related("run")
+        .defer("output", "input", "final_text", "registration", "completion")
+        .order_by("-ended_at", "-id")
+    )
 
 
 def visit_paths(*, visit: Visit, max_paths: int | None = None, max_depth: int | None = None) -> paths.PathGraph:
@@ -506,9 +466,7 @@ def logs_append(*, visit: Visit, logs: list[dict]) -> dict:
     """
     for i, entry in enumerate(logs):
         if entry.get("type") not in LogType.values:
-            raise Invalid.field(
-                f"logs[{i}].type", _one_of(LogType.values, entry.get("type"))
-            )
+            raise Invalid.field(f"logs[{i}].type", _one_of(LogType.values, entry.get("type")))
         seq = entry.get("seq")
         if seq is not None and (isinstance(seq, bool) or not isinstance(seq, int) or seq < 1):
             raise Invalid.field(f"logs[{i}].seq", _("must be a positive integer."))
@@ -545,267 +503,3 @@ def logs_append(*, visit: Visit, logs: list[dict]) -> dict:
     visit.log_counter = counter
     tokens.tokens_touch(visit=visit)
     return {"added": len(rows), "skipped": skipped, "lastSeq": counter}
-
-
-# --------------------------------------------------------------------------- completion
-
-
-@dataclass(frozen=True)
-class AgentResult:
-    """The agent's own structured signals (SPEC §4.4)."""
-
-    failed: bool | None = None
-    failure_reason: str | None = None
-    error: str | None = None
-    completed: bool | None = None
-    turn_exit_reason: str | None = None
-
-    @classmethod
-    def from_wire(cls, data: dict | None) -> "AgentResult | None":
-        if data is None:
-            return None
-        return cls(
-            failed=data.get("failed"),
-            failure_reason=data.get("failureReason"),
-            error=data.get("error"),
-            completed=data.get("completed"),
-            turn_exit_reason=data.get("turnExitReason"),
-        )
-
-
-@dataclass
-class _Judgement:
-    status: str
-    output: dict | None
-    reason: str = ""
-    category: str = ""
-    retryable: bool | None = None
-    detection: object | None = None  # a patterns.detection.Detection that caused the failure
-
-
-def visit_complete(
-    *,
-    visit: Visit,
-    status: str,
-    output=None,
-    final_text: str | None = None,
-    error: str | None = None,
-    agent_result: dict | None = None,
-) -> dict:
-    """Record a visit's completion and decide its effective status (SPEC §4.4).
-
-    Structured agent signals first, error patterns last (the steps of §4.4 in
-    order). ``output`` is the envelope ``{status, message, data}`` or None;
-    ``final_text`` None means "not sent" (only a sent finalText is judged);
-    ``agent_result`` the wire ``{failed, failureReason, error, completed,
-    turnExitReason}``. Returns the verdict (see :func:`visit_verdict`).
-
-    An identical repeat returns the stored verdict without judging again; a
-    different one raises Conflict. Accepted after the run finished (a visit
-    cancelled by the finish takes its late completion). Raises Invalid for a
-    bad status or a non-object output. Revokes the visit's tokens.
-    """
-    if status not in COMPLETION_STATUSES:
-        raise Invalid.field("status", _one_of(COMPLETION_STATUSES, status))
-    if output is not None and not isinstance(output, dict):
-        raise Invalid.field("output", _("must be an object, the envelope {status, message, data}."))
-    if output is not None and "status" in output and (
-        isinstance(output["status"], bool) or not isinstance(output["status"], int)
-    ):
-        raise Invalid.field("output.status", _("must be an integer (200 success, 400 failure)."))
-    if agent_result is not None and not isinstance(agent_result, dict):
-        raise Invalid.field(
-            "agentResult", _("must be an object {failed, failureReason, error, completed, turnExitReason}.")
-        )
-    completion = {
-        "status": status,
-        "output": output,
-        "finalText": final_text,
-        "error": error,
-        "agentResult": agent_result,
-    }
-    with transaction.atomic():
-        locked = Visit.objects.select_for_update(of=("self",)).select_related("run").get(pk=visit.pk)
-        if locked.completion is not None:
-            if locked.completion == completion:
-                return visit_verdict(visit=locked)
-            raise Conflict(
-                _("Visit '%(visit)s' was already completed (%(status)s) with a different body.")
-                % {"visit": locked.visit_uuid, "status": locked.status}
-            )
-        judged = _judge(locked, status, output, final_text, error, AgentResult.from_wire(agent_result))
-        node = graph_node(run=locked.run, node_id=locked.node_id) or {}
-        strategy = node.get("failStrategy") or "abort"
-        locked.status = judged.status
-        locked.output = judged.output
-        locked.final_text = final_text
-        locked.failure_reason = judged.reason
-        locked.failure_category = judged.category
-        locked.retryable = judged.retryable
-        locked.run_action = "abort" if judged.status == VisitStatus.FAILED and strategy == "abort" else "continue"
-        det = judged.detection
-        if det is not None:
-            locked.matched_pattern_id = det.pattern_id
-            locked.matched_pattern_key = det.key or ""
-            locked.matched_pattern_name = det.name or ""
-            locked.matched_pattern_text = det.pattern or ""
-        locked.completion = completion
-        locked.ended_at = timezone.now()
-        locked.save()
-        if det is not None:
-            _count_hit(det)
-    tokens.tokens_revoke_for_visit(visit=locked)
-    locked.refresh_from_db()
-    return visit_verdict(visit=locked)
-
-
-def visit_verdict(*, visit: Visit) -> dict:
-    """The stored verdict of a completed visit (SPEC §4.4):
-    ``{visitUuid, effectiveStatus, failureReason, matchedPattern, category,
-    retryable, runAction}``; ``matchedPattern`` is ``{id, key, name}`` or None."""
-    matched = None
-    if visit.matched_pattern_id or visit.matched_pattern_name:
-        matched = {
-            "id": visit.matched_pattern_id,
-            "key": visit.matched_pattern_key or None,
-            "name": visit.matched_pattern_name,
-        }
-    return {
-        "visitUuid": str(visit.visit_uuid),
-        "effectiveStatus": visit.status,
-        "failureReason": visit.failure_reason or None,
-        "matchedPattern": matched,
-        "category": visit.failure_category or None,
-        "retryable": visit.retryable,
-        "runAction": visit.run_action or None,
-    }
-
-
-def _detect(text: str | None):
-    if not text or not text.strip():
-        return None
-    from patterns.detection import detect
-
-    return detect(text)
-
-
-def _count_hit(detection) -> None:
-    from patterns.detection import count_hit
-
-    count_hit(pattern_id=detection.pattern_id)
-
-
-def _category_retryable(category: str) -> bool:
-    from patterns.models import RETRYABLE_CATEGORIES
-
-    return category in RETRYABLE_CATEGORIES
-
-
-def _category_names() -> set[str]:
-    from patterns.models import Category
-
-    return set(Category.values)
-
-
-def _failure_envelope(reason: str, output: dict | None, final_text: str | None) -> dict:
-    original_data = output.get("data") if isinstance(output, dict) else None
-    return {"status": 400, "message": reason, "data": {"originalText": final_text, "originalData": original_data}}
-
-
-def _categorised(judgement: _Judgement, *texts: str | None) -> _Judgement:
-    """Fill category and retryable from the first text a pattern matches (no hit counted)."""
-    for text in texts:
-        det = _detect(text)
-        if det is not None:
-            judgement.category = det.category
-            judgement.retryable = bool(det.retryable)
-            return judgement
-    return judgement
-
-
-def _judge(visit, status, output, final_text, error, agent: AgentResult | None) -> _Judgement:
-    node_id = visit.node_id
-    # 1. The agent says it failed.
-    if agent is not None and agent.failed:
-        parts = [p for p in (agent.failure_reason, agent.error or error) if p]
-        reason = ": ".join(parts) if parts else f"Agent of node {node_id} reported a failure."
-        judged = _Judgement(VisitStatus.FAILED, _failure_envelope(reason, output, final_text), reason)
-        # The agent's own category wins; a pattern matching the reply is kept
-        # on the visit (ops see which rule agrees) and gives retryable (§4.4.1).
-        det = _detect(final_text) if final_text and final_text.strip() else None
-        judged.detection = det
-        if agent.failure_reason in _category_names():
-            judged.category = agent.failure_reason
-        elif det is not None:
-            judged.category = det.category
-        else:
-            _categorised(judged, agent.error or error)
-            judged.category = judged.category or "other"
-        if det is not None:
-            judged.retryable = bool(det.retryable)
-        elif judged.retryable is None:
-            judged.retryable = _category_retryable(judged.category)
-        return judged
-    # 2. The agent stopped without finishing.
-    if agent is not None and agent.completed is False:
-        why = agent.turn_exit_reason or agent.failure_reason or "no reason given"
-        reason = f"Agent of node {node_id} stopped without finishing ({why})."
-        return _Judgement(
-            VisitStatus.FAILED, _failure_envelope(reason, output, final_text), reason, "incomplete", False
-        )
-    # 3. The engine reports FAILED or SKIPPED.
-    if status == VisitStatus.FAILED:
-        message = error or (output or {}).get("message") or f"Node {node_id} reported a failure."
-        envelope = {**output, "status": 400} if output is not None else {"status": 400, "message": message, "data": None}
-        return _categorised(_Judgement(VisitStatus.FAILED, envelope, message), error, final_text)
-    if status == VisitStatus.SKIPPED:
-        return _Judgement(VisitStatus.SKIPPED, output)
-    # 4. SUCCESS whose envelope says 400.
-    if output is not None and output.get("status") == 400:
-        message = output.get("message") or "no reason given"
-        reason = f"Node {node_id} failed (envelope.status=400): {message}"
-        return _categorised(_Judgement(VisitStatus.FAILED, output, reason), output.get("message"))
-    # 5. SUCCESS whose agent reply is really an error (only a sent finalText is judged).
-    if final_text is not None and final_text.strip():
-        det = _detect(final_text)
-        if det is not None:
-            quote = final_text[:REASON_QUOTE_CHARS]
-            reason = f'The agent reply matched error pattern "{det.name}": "{quote}"'
-            return _Judgement(
-                VisitStatus.FAILED,
-                _failure_envelope(reason, output, final_text),
-                reason,
-                det.category,
-                bool(det.retryable),
-                det,
-            )
-    # 6. SUCCESS with a blank reply.
-    if final_text is not None and not final_text.strip():
-        reason = "empty agent reply"
-        return _Judgement(VisitStatus.FAILED, _failure_envelope(reason, output, final_text), reason, "incomplete", False)
-    return _Judgement(VisitStatus.SUCCESS, output)
-
-
-__all__ = [
-    "AgentResult",
-    "ENDED_VISIT_STATUSES",
-    "MISSING",
-    "Registration",
-    "graph_validate",
-    "logs_append",
-    "run_can_read",
-    "run_can_record",
-    "run_create",
-    "run_finish",
-    "run_get",
-    "run_get_for_writer",
-    "run_list",
-    "visit_complete",
-    "visit_detail",
-    "visit_get",
-    "visit_heartbeat",
-    "visit_list",
-    "visit_paths",
-    "visit_register",
-    "visit_verdict",
-]

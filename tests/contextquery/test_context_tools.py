@@ -11,8 +11,9 @@ import typing
 
 import pytest
 
-from contextquery import agent_tools, tokens
-from contextquery.agent_tools import (
+from contextquery import tokens
+from contextquery.client import context_tools
+from contextquery.client.context_tools import (
     ContextQueryConfig,
     bind,
     get_node_meta,
@@ -29,7 +30,7 @@ def split_answer(text: str) -> tuple[str, dict]:
     summary, block = text.split("\n\n", 1)
     assert "\n" not in summary and summary.endswith(".")
     assert block.startswith("```json\n") and block.endswith("\n```")
-    return summary, json.loads(block[len("```json\n"):-len("\n```")])
+    return summary, json.loads(block[len("```json\n") : -len("\n```")])
 
 
 def assert_failure_sentence(text: str):
@@ -150,27 +151,36 @@ def test_a_base_url_off_the_loopback_is_refused():
     assert "loopback" in answer
 
 
-@pytest.mark.parametrize("url, loopback", [
-    ("http://127.0.0.1:8000", True), ("http://127.8.9.10", True), ("https://localhost:1/x", True),
-    ("http://[::1]:8000", True), ("http://10.0.0.5:8000", False), ("http://example.com", False),
-    ("ftp://127.0.0.1", False), ("http://user:pw@127.0.0.1", False), ("http://127.0.0.1.nip.io", False),
-])
+@pytest.mark.parametrize(
+    "url, loopback",
+    [
+        ("http://127.0.0.1:8000", True),
+        ("http://127.8.9.10", True),
+        ("https://localhost:1/x", True),
+        ("http://[::1]:8000", True),
+        ("http://10.0.0.5:8000", False),
+        ("http://example.com", False),
+        ("ftp://127.0.0.1", False),
+        ("http://user:pw@127.0.0.1", False),
+        ("http://127.0.0.1.nip.io", False),
+    ],
+)
 def test_only_loopback_urls_are_accepted(url, loopback):
-    assert agent_tools.is_loopback_url(url) is loopback
+    assert context_tools.is_loopback_url(url) is loopback
 
 
 def test_bind_resets_the_context_after_the_block():
     config = ContextQueryConfig("http://127.0.0.1:9", "a" * 48, "r1", "v1")
     with bind(config):
-        assert agent_tools.current_config() is config
-    assert agent_tools.current_config() is None
+        assert context_tools.current_config() is config
+    assert context_tools.current_config() is None
 
 
 def test_a_binding_is_invisible_to_a_thread_started_without_its_context():
     config = ContextQueryConfig("http://127.0.0.1:9", "a" * 48, "r1", "v1")
     seen = []
     with bind(config):
-        thread = threading.Thread(target=lambda: seen.append(agent_tools.current_config()))
+        thread = threading.Thread(target=lambda: seen.append(context_tools.current_config()))
         thread.start()
         thread.join()
     assert seen == [None]
@@ -190,9 +200,15 @@ def test_the_token_appears_in_no_answer_no_log_line_and_no_repr(live_chain, capl
 
 
 def test_the_config_is_built_from_the_recording_api_context_query_object():
-    config = ContextQueryConfig.from_context_query({
-        "base_url": "http://127.0.0.1:8000", "token": "f" * 48, "run_id": "r1", "visit_uuid": "v1",
-        "expires_at": "2026-01-01T00:00:00Z"})
+    config = ContextQueryConfig.from_context_query(
+        {
+            "base_url": "http://127.0.0.1:8000",
+            "token": "f" * 48,
+            "run_id": "r1",
+            "visit_uuid": "v1",
+            "expires_at": "2026-01-01T00:00:00Z",
+        }
+    )
     assert (config.base_url, config.run_id, config.visit_uuid) == ("http://127.0.0.1:8000", "r1", "v1")
     with pytest.raises(ValueError, match="token"):
         ContextQueryConfig.from_context_query({"base_url": "http://127.0.0.1", "run_id": "r", "visit_uuid": "v"})
@@ -203,15 +219,17 @@ def test_the_config_is_built_from_the_recording_api_context_query_object():
 JSON_TYPES = {str: "string", int: "integer"}
 
 
-@pytest.mark.parametrize("name", agent_tools.TOOL_NAMES)
+@pytest.mark.parametrize("name", context_tools.TOOL_NAMES)
 def test_each_schema_matches_its_function_signature(name):
-    fn = getattr(agent_tools, name)
-    schema = agent_tools.TOOL_SCHEMAS[name]
+    fn = getattr(context_tools, name)
+    schema = context_tools.TOOL_SCHEMAS[name]
     params = inspect.signature(fn).parameters
     hints = typing.get_type_hints(fn)
     assert schema["name"] == fn.__name__ == name
     assert list(schema["parameters"]["properties"]) == list(params)
-    assert schema["parameters"]["required"] == [p for p, spec in params.items() if spec.default is inspect.Parameter.empty]
+    assert schema["parameters"]["required"] == [
+        p for p, spec in params.items() if spec.default is inspect.Parameter.empty
+    ]
     for param, prop in schema["parameters"]["properties"].items():
         base = [t for t in typing.get_args(hints[param]) if t is not type(None)] or [hints[param]]
         assert prop["type"] == JSON_TYPES[base[0]]
@@ -219,18 +237,19 @@ def test_each_schema_matches_its_function_signature(name):
 
 
 def test_the_schemas_are_the_three_exact_tool_names_in_openai_function_form():
-    tools = agent_tools.openai_tools()
+    tools = context_tools.openai_tools()
     assert [t["function"]["name"] for t in tools] == ["get_predecessor_paths", "get_node_output", "get_node_meta"]
     assert all(t["type"] == "function" and t["function"]["parameters"]["type"] == "object" for t in tools)
-    assert agent_tools.TOOL_SCHEMAS["get_node_meta"]["parameters"]["properties"]["kind"]["enum"] == list(
-        agent_tools.META_KINDS)
+    assert context_tools.TOOL_SCHEMAS["get_node_meta"]["parameters"]["properties"]["kind"]["enum"] == list(
+        context_tools.META_KINDS
+    )
 
 
 @pytest.mark.parametrize("language", ["en", "zh"])
 def test_the_prompt_section_names_the_tools_as_the_agent_sees_them(language):
-    plain = agent_tools.system_prompt_section(language)
-    over_mcp = agent_tools.system_prompt_section(language, mcp_server="hermes-context")
-    for name in agent_tools.TOOL_NAMES:
+    plain = context_tools.system_prompt_section(language)
+    over_mcp = context_tools.system_prompt_section(language, mcp_server="hermes-context")
+    for name in context_tools.TOOL_NAMES:
         assert f"`{name}(" in plain
         assert f"`mcp__hermes_context__{name}(" in over_mcp
     assert ("truncated" in plain) and ("few times" in plain if language == "en" else "最多调用几次" in plain)

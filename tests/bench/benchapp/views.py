@@ -1,8 +1,7 @@
 """Benchmark floors (issue 7): what the stack costs before any context work.
 
-Routed by ``internal_urls`` only when ``settings.HERMES_OPS_BENCH_FLOOR`` is
-true (environment ``HERMES_OPS_BENCH_FLOOR=true``), so they never exist in
-production:
+Routed only by the bench servers' URLs (``tests.bench.benchapp.urls``), so
+they never exist in production:
 
 * ``POST /internal/context/_floor`` — :class:`FloorQueryView`, the real
   :class:`ContextQueryView` base: client address, token, budget, expiry slide,

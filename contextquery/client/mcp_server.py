@@ -1,0 +1,242 @@
+"""The three context tools over MCP: ``python -m contextquery.client.mcp_server [--http [--port N]]`` (SPEC §5).
+
+* stdio (default): one process per visit, as hermes-agent spawns it per
+  request; the context comes from ``HERMES_CONTEXT_BASE_URL``,
+  ``HERMES_CONTEXT_TOKEN``, ``HERMES_CONTEXT_RUN_ID`` and
+  ``HERMES_CONTEXT_VISIT_UUID``.
+* streamable HTTP (``--http``): binds 127.0.0.1 (port ``--port``, default
+  8765) at ``/mcp``; the base URL comes from ``HERMES_CONTEXT_BASE_URL`` and
+  the rest from each request's headers (``X-Context-Token``,
+  ``X-Context-Run-Id``, ``X-Context-Visit-Uuid``), so one server serves many
+  visits and no token is written to a config file.
+
+Exactly three tools, with the names, parameters and answers of
+:mod:`contextquery.client.context_tools`; each visit keeps its budget of 50 calls.
+Uses the official ``mcp`` SDK (FastMCP), the version ``hermes-agent[mcp]`` pins.
+"""
+
+import argparse
+import collections
+import contextvars
+import hashlib
+import os
+import sys
+import threading
+from typing import Annotated
+
+import anyio
+from mcp import types
+from mcp.server.fastmcp import Context, FastMCP
+from pydantic import Field
+
+from contextquery.client import context_tools
+
+SERVER_NAME = "hermes-context"
+DEFAULT_HTTP_PORT = 8765
+ENV_VARS = ("HERMES_CONTEXT_BASE_URL", "HERMES_CONTEXT_TOKEN", "HERMES_CONTEXT_RUN_ID", "HERMES_CONTEXT_VISIT_UUID")
+HEADERS = {"token": "x-context-token", "run_id": "x-context-run-id", "visit_uuid": "x-context-visit-uuid"}
+# Visits whose call budgets an HTTP server remembers; the oldest is forgotten first.
+MAX_TRACKED_VISITS = 1024
+
+
+def config_from_env(environ=os.environ) -> context_tools.ContextQueryConfig:
+    """The stdio context from the ``HERMES_CONTEXT_*`` variables; ``ValueError`` names a missing one."""
+    missing = [name for name in ENV_VARS if not environ.get(name, "").strip()]
+    if missing:
+        raise ValueError(f"{', '.join(missing)} must be set for the stdio MCP server.")
+    return context_tools.ContextQueryConfig(
+        base_url=environ["HERMES_CONTEXT_BASE_URL"].strip(),
+        token=environ["HERMES_CONTEXT_TOKEN"].strip(),
+        run_id=environ["HERMES_CONTEXT_RUN_ID"].strip(),
+        visit_uuid=environ["HERMES_CONTEXT_VISIT_UUID"].strip(),
+    )
+
+
+class _Budgets:
+    """One :class:`context_tools.CallBudget` per visit (keyed by a hash, never the token itself)."""
+
+    def __init__(self):
+        self._budgets: collections.OrderedDict[str, context_tools.CallBudget] = collections.OrderedDict()
+        self._lock = threading.Lock()
+
+    def for_config(self, config: context_tools.ContextQueryConfig) -> context_tools.CallBudget:
+        key = hashlib.sha256(
+            "\0".join((config.base_url, config.token, config.run_id, config.visit_uuid)).encode()
+        ).hexdigest()
+        with self._lock:
+            budget = self._budgets.get(key)
+            if budget is None:
+                budget = self._budgets[key] = context_tools.CallBudget()
+                while len(self._budgets) > MAX_TRACKED_VISITS:
+                    self._budgets.popitem(last=False)
+            return budget
+
+
+def build_server(
+    *,
+    config: context_tools.ContextQueryConfig | None = None,
+    base_url: str | None = None,
+    port: int = DEFAULT_HTTP_PORT,
+) -> FastMCP:
+    """A FastMCP server with the three tools.
+
+    With ``config`` (stdio) every call uses it; otherwise (HTTP) each call
+    takes ``base_url`` plus the context headers of its request.
+    """
+    server = FastMCP(
+        SERVER_NAME,
+        instructions=context_tools.system_prompt_section("en"),
+        host="127.0.0.1",
+        port=port,
+        log_level="WARNING",
+    )
+    # FastMCP always answers prompt and resource requests, so it advertises
+    # those capabilities and clients (hermes-agent among them) add list/read
+    # utilities beside our tools. This server offers tools only.
+    for request_type in (
+        types.ListPromptsRequest,
+        types.GetPromptRequest,
+        types.ListResourcesRequest,
+        types.ListResourceTemplatesRequest,
+        types.ReadResourceRequest,
+    ):
+        server._mcp_server.request_handlers.pop(request_type, None)
+    budgets = _Budgets()
+
+    def resolve(ctx: Context) -> context_tools.ContextQueryConfig | str:
+        if config is not None:
+            return config
+        request = getattr(ctx.request_context, "request", None)
+        headers = getattr(request, "headers", None) or {}
+        values = {key: (headers.get(header) or "").strip() for key, header in HEADERS.items()}
+        missing = [HEADERS[key] for key, value in values.items() if not value]
+        if missing or not base_url:
+            return (
+                "Context query is not available: this MCP connection did not send the workflow context headers "
+                "(X-Context-Token, X-Context-Run-Id, X-Context-Visit-Uuid)."
+            )
+        return context_tools.ContextQueryConfig(base_url=base_url, **values)
+
+    async def call(ctx: Context, name: str, **kwargs) -> str:
+        resolved = resolve(ctx)
+        if isinstance(resolved, str):
+            return resolved
+
+        def run():
+            with context_tools.bind(resolved, budget=budgets.for_config(resolved)):
+                return context_tools.call_tool(name, kwargs)
+
+        # Blocking HTTP runs in a worker thread so one slow read never stalls
+        # the other visits this server is answering.
+        return await anyio.to_thread.run_sync(contextvars.copy_context().run, run)
+
+    schemas = context_tools.TOOL_SCHEMAS
+
+    def described(name: str, parameter: str) -> str:
+        return schemas[name]["parameters"]["properties"][parameter]["description"]
+
+    @server.tool(
+        name="get_predecessor_paths",
+        description=schemas["get_predecessor_paths"]["description"],
+        structured_output=False,
+    )
+    async def get_predecessor_paths(ctx: Context) -> str:
+        return await call(ctx, "get_predecessor_paths")
+
+    @server.tool(name="get_node_output", description=schemas["get_node_output"]["description"], structured_output=False)
+    async def get_node_output(
+        ctx: Context,
+        node_id: Annotated[str, Field(description=described("get_node_output", "node_id"))],
+        field: Annotated[str | None, Field(description=described("get_node_output", "field"))] = None,
+        iter_seq: Annotated[int | None, Field(description=described("get_node_output", "iter_seq"))] = None,
+    ) -> str:
+        return await call(ctx, "get_node_output", node_id=node_id, field=field, iter_seq=iter_seq)
+
+    @server.tool(name="get_node_meta", description=schemas["get_node_meta"]["description"], structured_output=False)
+    async def get_node_meta(
+        ctx: Context,
+        node_id: Annotated[str | None, Field(description=described("get_node_meta", "node_id"))] = None,
+        visit_uuid: Annotated[str | None, Field(description=described("get_node_meta", "visit_uuid"))] = None,
+        kind: Annotated[str, Field(description=described("get_node_meta", "kind"))] = "ALL",
+        iter_seq: Annotated[int | None, Field(description=described("get_node_meta", "iter_seq"))] = None,
+    ) -> str:
+        return await call(ctx, "get_node_meta", node_id=node_id, visit_uuid=visit_uuid, kind=kind, iter_seq=iter_seq)
+
+    return server
+
+
+def hermes_mcp_config(config: context_tools.ContextQueryConfig | None = None, *, url: str | None = None) -> dict:
+    """An entry of hermes-agent's ``mcp_servers`` config for this server.
+
+    With ``config``: stdio, one process per visit, the context in its
+    environment. With ``url`` (and ``config`` for the headers): streamable
+    HTTP, the context in the request headers. hermes names the tools
+    ``mcp__<server name>__<tool>``.
+    """
+    if url:
+        entry = {"url": url}
+        if config is not None:
+            entry["headers"] = {
+                "X-Context-Token": config.token,
+                "X-Context-Run-Id": config.run_id,
+                "X-Context-Visit-Uuid": config.visit_uuid,
+            }
+        return entry
+    if config is None:
+        raise ValueError("A stdio entry needs the visit's ContextQueryConfig.")
+    package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    return {
+        "command": sys.executable,
+        "args": ["-m", "contextquery.client.mcp_server"],
+        "env": {
+            "HERMES_CONTEXT_BASE_URL": config.base_url,
+            "HERMES_CONTEXT_TOKEN": config.token,
+            "HERMES_CONTEXT_RUN_ID": config.run_id,
+            "HERMES_CONTEXT_VISIT_UUID": config.visit_uuid,
+            # hermes starts MCP servers with a scrubbed environment; the package must stay importable.
+            "PYTHONPATH": package_root,
+        },
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m contextquery.client.mcp_server", description=__doc__.split("\n\n")[0]
+    )
+    parser.add_argument("--http", action="store_true", help="serve streamable HTTP on 127.0.0.1 instead of stdio")
+    parser.add_argument("--port", type=int, default=DEFAULT_HTTP_PORT, help="HTTP port (default %(default)s)")
+    args = parser.parse_args(argv)
+    if args.http:
+        base_url = os.environ.get("HERMES_CONTEXT_BASE_URL", "").strip()
+        if not base_url:
+            print("HERMES_CONTEXT_BASE_URL must be set for the HTTP MCP server.", file=sys.stderr)
+            return 2
+        if not context_tools.is_loopback_url(base_url):
+            print(
+                "HERMES_CONTEXT_BASE_URL must be a loopback http(s) URL (127.0.0.0/8, ::1, localhost).", file=sys.stderr
+            )
+            return 2
+        build_server(base_url=base_url, port=args.port).run("streamable-http")
+        return 0
+    try:
+        config = config_from_env()
+    except ValueError as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
+    build_server(config=config).run("stdio")
+    return 0
+
+
+__all__ = [
+    "DEFAULT_HTTP_PORT",
+    "ENV_VARS",
+    "HEADERS",
+    "SERVER_NAME",
+    "build_server",
+    "config_from_env",
+    "hermes_mcp_config",
+    "main",
+]
+
+if __name__ == "__main__":
+    sys.exit(main())
