@@ -77,7 +77,9 @@ def runs_purge(*, older_than: timedelta, batch_size: int = 200, now=None) -> Pur
         last_pk = ids[-1]
         with transaction.atomic():
             # Re-checked inside the transaction: a run is never deleted on a stale read.
-            locked = list(candidates.filter(pk__in=ids).select_for_update(skip_locked=True).values_list("pk", flat=True))
+            locked = list(
+                candidates.filter(pk__in=ids).select_for_update(skip_locked=True).values_list("pk", flat=True)
+            )
             report.reads += ContextRead.objects.filter(visit__run_id__in=locked).delete()[0]
             report.tokens += ContextToken.objects.filter(run_id__in=locked).delete()[0]
             report.logs += VisitLog.objects.filter(visit__run_id__in=locked).delete()[0]

@@ -12,6 +12,7 @@ urlpatterns = [
     path("<str:run_id>/", views.run_detail, name="run"),
     path("<str:run_id>/visits/<str:visit_uuid>/", views.visit_detail, name="visit"),
     path("<str:run_id>/visits/<str:visit_uuid>/output.json", views.visit_output_raw, name="visit-output"),
-    path("<str:run_id>/visits/<str:visit_uuid>/false-positive/", views.visit_false_positive,
-         name="visit-false-positive"),
+    path(
+        "<str:run_id>/visits/<str:visit_uuid>/false-positive/", views.visit_false_positive, name="visit-false-positive"
+    ),
 ]

@@ -37,8 +37,17 @@ class PatternChangeInline(admin.TabularInline):
 @admin.register(HermesErrorPattern)
 class HermesErrorPatternAdmin(admin.ModelAdmin):
     form = PatternForm
-    list_display = ["name", "pattern", "enabled", "is_built_in", "category", "retryable", "priority",
-                    "hit_count", "last_hit_at"]
+    list_display = [
+        "name",
+        "pattern",
+        "enabled",
+        "is_built_in",
+        "category",
+        "retryable",
+        "priority",
+        "hit_count",
+        "last_hit_at",
+    ]
     list_filter = ["enabled", "is_built_in", "category", "retryable"]
     search_fields = ["name", "pattern", "description", "key"]
     ordering = ["priority", "id"]
@@ -137,8 +146,18 @@ class PatternChangeAdmin(admin.ModelAdmin):
     list_display = ["created_at", "pattern_name", "action", "actor_label", "via"]
     list_filter = ["action", "via"]
     search_fields = ["pattern_name", "actor_label"]
-    readonly_fields = ["pattern", "pattern_ref", "pattern_name", "actor", "actor_label", "via", "action",
-                       "before", "after", "created_at"]
+    readonly_fields = [
+        "pattern",
+        "pattern_ref",
+        "pattern_name",
+        "actor",
+        "actor_label",
+        "via",
+        "action",
+        "before",
+        "after",
+        "created_at",
+    ]
 
     def has_add_permission(self, request):
         return False

@@ -29,6 +29,4 @@ class PatternFilter(FilterSet):
         value = value.strip()
         if not value:
             return queryset
-        return queryset.filter(
-            Q(name__icontains=value) | Q(pattern__icontains=value) | Q(description__icontains=value)
-        )
+        return queryset.filter(Q(name__icontains=value) | Q(pattern__icontains=value) | Q(description__icontains=value))

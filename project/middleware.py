@@ -36,7 +36,10 @@ class BodySizeLimitMiddleware:
         """Read a chunked body (no ``Content-Length``) into memory, at most
         ``MAX_BODY_BYTES``; False when it is larger. Django reads only
         ``CONTENT_LENGTH`` bytes, so without this a chunked body reads as empty."""
-        if request.META.get("CONTENT_LENGTH") or "chunked" not in request.META.get("HTTP_TRANSFER_ENCODING", "").lower():
+        if (
+            request.META.get("CONTENT_LENGTH")
+            or "chunked" not in request.META.get("HTTP_TRANSFER_ENCODING", "").lower()
+        ):
             return True
         raw = request.META["wsgi.input"].read(settings.MAX_BODY_BYTES + 1)
         if len(raw) > settings.MAX_BODY_BYTES:

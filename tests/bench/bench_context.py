@@ -55,7 +55,9 @@ def measure(*, rounds: int, per_round: int, seconds: float) -> tuple[dict, dict,
     headers = {"X-Context-Token": access.token}
     requests = support.context_requests(access)
     samples = support.latencies(port, headers, requests, rounds=rounds, per_round=per_round)
-    rates = {name: support.throughput(port, headers, path, body, seconds=seconds) for name, (path, body) in requests.items()}
+    rates = {
+        name: support.throughput(port, headers, path, body, seconds=seconds) for name, (path, body) in requests.items()
+    }
     return samples, rates, query_counts(access)
 
 

@@ -55,8 +55,12 @@ def _log_batch(start: int, size: int) -> dict:
     kinds = ("THINKING", "TOOL_CALL", "TOOL_RESULT", "TEXT")
     return {
         "logs": [
-            {"seq": start + i, "type": kinds[i % 4], "message": f"step {start + i}: reading the sources again",
-             "detail": {"tool": "web_search", "n": start + i} if i % 4 in (1, 2) else None}
+            {
+                "seq": start + i,
+                "type": kinds[i % 4],
+                "message": f"step {start + i}: reading the sources again",
+                "detail": {"tool": "web_search", "n": start + i} if i % 4 in (1, 2) else None,
+            }
             for i in range(size)
         ]
     }

@@ -249,7 +249,9 @@ def test_path_answers_the_flight_back_as_one_path_with_a_backtrack(ask, flyback,
     assert data == {
         "visitUuids": uuids,
         "nodeIds": ["A", "B", "C", "G"],
-        "paths": [{"sequence": ["A", "B", "C", "G", "C"], "visitUuids": uuids, "hasBacktrack": True, "truncated": False}],
+        "paths": [
+            {"sequence": ["A", "B", "C", "G", "C"], "visitUuids": uuids, "hasBacktrack": True, "truncated": False}
+        ],
         "backtrackEdgeKeys": ["G->C"],
         "truncated": False,
     }
@@ -397,7 +399,14 @@ def test_meta_all_carries_the_raw_logs(ask, c2):
     token, run_id = c2
     data = body_of(ask("meta", token, {"runId": run_id, "nodeId": "B", "kind": "all"}))["data"]
     assert [log["type"] for log in data["logs"]] == [
-        "THINKING", "TOOL_CALL", "TOOL_RESULT", "TODO_UPDATE", "THINKING", "TOOL_CALL", "TODO_UPDATE", "TEXT",
+        "THINKING",
+        "TOOL_CALL",
+        "TOOL_RESULT",
+        "TODO_UPDATE",
+        "THINKING",
+        "TOOL_CALL",
+        "TODO_UPDATE",
+        "TEXT",
     ]
     assert set(data["logs"][0]) == {"type", "timestamp", "message", "detail"}
     assert data["logs"][0]["timestamp"].endswith("Z")
@@ -458,7 +467,11 @@ def test_the_token_text_never_reaches_the_logs(ask, c2, caplog):
 
 def test_the_answer_never_repeats_the_token(ask, c2):
     token, run_id = c2
-    for endpoint, body in (("path", {"runId": run_id}), ("output", {"runId": run_id, "nodeId": "B"}), ("meta", {"runId": run_id, "nodeId": "B"})):
+    for endpoint, body in (
+        ("path", {"runId": run_id}),
+        ("output", {"runId": run_id, "nodeId": "B"}),
+        ("meta", {"runId": run_id, "nodeId": "B"}),
+    ):
         assert token not in ask(endpoint, token, body).content.decode()
 
 
@@ -492,7 +505,11 @@ def test_purging_tokens_keeps_the_audit_rows(ask, flyback, c2, clock):
 
 def test_the_schema_documents_the_internal_endpoints_with_the_header_token(staff_client):
     schema = staff_client.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
-    assert schema["components"]["securitySchemes"]["ContextToken"] == {"type": "apiKey", "in": "header", "name": "X-Context-Token"}
+    assert schema["components"]["securitySchemes"]["ContextToken"] == {
+        "type": "apiKey",
+        "in": "header",
+        "name": "X-Context-Token",
+    }
     for endpoint in ("path", "output", "meta"):
         operation = schema["paths"][f"/internal/context/{endpoint}/"]["post"]
         assert operation["security"] == [{"ContextToken": []}]

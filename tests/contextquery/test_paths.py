@@ -65,8 +65,12 @@ def test_the_wire_shape_uses_camel_case_keys():
         "visitUuids": ["a", "b", "c1", "g", "c2"],
         "nodeIds": ["A", "B", "C", "G"],
         "paths": [
-            {"sequence": ["A", "B", "C", "G", "C"], "visitUuids": ["a", "b", "c1", "g", "c2"],
-             "hasBacktrack": True, "truncated": False}
+            {
+                "sequence": ["A", "B", "C", "G", "C"],
+                "visitUuids": ["a", "b", "c1", "g", "c2"],
+                "hasBacktrack": True,
+                "truncated": False,
+            }
         ],
         "backtrackEdgeKeys": ["G->C"],
         "truncated": False,

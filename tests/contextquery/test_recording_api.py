@@ -108,14 +108,20 @@ def test_a_missing_or_bad_run_field_is_422(engine_client, body, field):
 
 def test_run_detail_and_unknown_run(engine_client, run_id):
     assert envelope(engine_client.get(f"/api/runs/{run_id}/"), 200)["graph"]["edges"][0] == {
-        "source": "A", "target": "B"}
+        "source": "A",
+        "target": "B",
+    }
     assert "nope" in engine_client.get("/api/runs/nope").json()["message"]
     envelope(engine_client.get("/api/runs/nope"), 404)
 
 
 def test_the_run_list_filters_by_status_mode_workflow_and_search(engine_client, engine_user):
-    WorkflowRunFactory(run_id="alpha001", mode="AGENTIC", workflow_id="wf-a", workflow_name="Alpha", created_by=engine_user)
-    WorkflowRunFactory(run_id="beta0002", status="SUCCESS", workflow_id="wf-b", workflow_name="Beta", created_by=engine_user)
+    WorkflowRunFactory(
+        run_id="alpha001", mode="AGENTIC", workflow_id="wf-a", workflow_name="Alpha", created_by=engine_user
+    )
+    WorkflowRunFactory(
+        run_id="beta0002", status="SUCCESS", workflow_id="wf-b", workflow_name="Beta", created_by=engine_user
+    )
 
     def ids(query):
         return [r["runId"] for r in envelope(engine_client.get(f"/api/runs?{query}"), 200)["results"]]
@@ -225,12 +231,21 @@ def test_the_visit_list_is_by_sort_order_and_filters_by_node(engine_client, run_
 def test_the_visit_detail_has_logs_paths_and_reads(engine_client, run_id):
     a = register(engine_client, run_id, {"nodeId": "A"})
     b = register(engine_client, run_id, {"nodeId": "B", "fromVisitUuids": [a["visitUuid"]]})
-    post(engine_client, f"/api/runs/{run_id}/visits/{b['visitUuid']}/logs",
-         {"logs": [{"type": "TODO_UPDATE", "detail": [{"text": "x", "status": "pending"}]}]})
+    post(
+        engine_client,
+        f"/api/runs/{run_id}/visits/{b['visitUuid']}/logs",
+        {"logs": [{"type": "TODO_UPDATE", "detail": [{"text": "x", "status": "pending"}]}]},
+    )
     data = envelope(engine_client.get(f"/api/runs/{run_id}/visits/{b['visitUuid']}"), 200)
     assert data["logs"][0]["detail"] == [{"text": "x", "status": "pending"}]
-    assert data["paths"]["paths"] == [{"sequence": ["A", "B"], "visitUuids": [a["visitUuid"], b["visitUuid"]],
-                                       "hasBacktrack": False, "truncated": False}]
+    assert data["paths"]["paths"] == [
+        {
+            "sequence": ["A", "B"],
+            "visitUuids": [a["visitUuid"], b["visitUuid"]],
+            "hasBacktrack": False,
+            "truncated": False,
+        }
+    ]
     assert data["reads"] == []
 
 
@@ -253,8 +268,12 @@ def visit_url(engine_client, run_id):
 
 
 def test_a_log_batch_is_appended_in_order_and_a_retry_adds_nothing(engine_client, visit_url):
-    batch = {"logs": [{"seq": 1, "type": "THINKING", "message": "plan", "timestamp": "2026-01-01T00:00:00Z"},
-                      {"seq": 2, "type": "TOOL_CALL", "message": "search", "detail": {"q": "x"}}]}
+    batch = {
+        "logs": [
+            {"seq": 1, "type": "THINKING", "message": "plan", "timestamp": "2026-01-01T00:00:00Z"},
+            {"seq": 2, "type": "TOOL_CALL", "message": "search", "detail": {"q": "x"}},
+        ]
+    }
     assert envelope(post(engine_client, f"{visit_url}/logs", batch), 200)["added"] == 2
     again = envelope(post(engine_client, f"{visit_url}/logs/", batch), 200)
     assert (again["added"], again["skipped"], again["lastSeq"]) == (0, 2, 2)
@@ -287,9 +306,15 @@ def test_a_heartbeat_answers_the_visit_status(engine_client, visit_url):
 
 
 def test_completing_answers_the_verdict(engine_client, visit_url):
-    data = envelope(post(engine_client, f"{visit_url}/complete", {"status": "SUCCESS", "finalText": RATE_LIMIT_REPLY}), 200)
+    data = envelope(
+        post(engine_client, f"{visit_url}/complete", {"status": "SUCCESS", "finalText": RATE_LIMIT_REPLY}), 200
+    )
     assert (data["effectiveStatus"], data["category"], data["retryable"], data["runAction"]) == (
-        "FAILED", "rate_limit", True, "abort")
+        "FAILED",
+        "rate_limit",
+        True,
+        "abort",
+    )
     assert data["matchedPattern"]["name"] in data["failureReason"]
 
 
@@ -329,11 +354,16 @@ def test_finish_cancels_leftovers_and_repeats_are_200(engine_client, run_id, vis
 def test_late_logs_and_completion_after_finish_are_kept(engine_client, run_id, visit_url):
     post(engine_client, f"/api/runs/{run_id}/finish", {"status": "FAILED"})
     envelope(post(engine_client, f"{visit_url}/logs", {"logs": [{"type": "TEXT", "message": "late"}]}), 200)
-    assert envelope(post(engine_client, f"{visit_url}/complete", {"status": "SUCCESS"}), 200)["effectiveStatus"] == "SUCCESS"
+    assert (
+        envelope(post(engine_client, f"{visit_url}/complete", {"status": "SUCCESS"}), 200)["effectiveStatus"]
+        == "SUCCESS"
+    )
 
 
 def test_malformed_json_is_400(engine_client, run_id):
-    response = engine_client.generic("POST", f"/api/runs/{run_id}/visits", b'{"nodeId": ', content_type="application/json")
+    response = engine_client.generic(
+        "POST", f"/api/runs/{run_id}/visits", b'{"nodeId": ', content_type="application/json"
+    )
     envelope(response, 400)
 
 
@@ -360,8 +390,17 @@ def test_the_schema_documents_every_recording_operation(staff_client):
     response = staff_client.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
     schema = json.loads(response.content)
     ops = {op["operationId"] for item in schema["paths"].values() for op in item.values() if isinstance(op, dict)}
-    assert {"runs_list", "runs_create", "runs_retrieve", "runs_finish", "runs_visits_list", "runs_visits_register",
-            "runs_visits_retrieve", "runs_visits_logs_append", "runs_visits_heartbeat",
-            "runs_visits_complete"} <= ops
+    assert {
+        "runs_list",
+        "runs_create",
+        "runs_retrieve",
+        "runs_finish",
+        "runs_visits_list",
+        "runs_visits_register",
+        "runs_visits_retrieve",
+        "runs_visits_logs_append",
+        "runs_visits_heartbeat",
+        "runs_visits_complete",
+    } <= ops
     register_op = schema["paths"]["/api/runs/{run_id}/visits/"]["post"]
     assert {"201", "200", "409", "422"} <= set(register_op["responses"])

@@ -79,9 +79,17 @@ def test_the_context_query_object_is_null_when_disabled(running):
 
 def test_registering_a_visit_answers_a_working_context_query(make_run, engine_client, ask):
     run_id = engine_client.post("/api/runs", {"mode": "AGENTIC", "graph": CHAIN}, format="json").json()["data"]["runId"]
-    a = engine_client.post(f"/api/runs/{run_id}/visits", {"nodeId": "A", "fromVisitUuids": []}, format="json").json()["data"]
-    engine_client.post(f"/api/runs/{run_id}/visits/{a['visitUuid']}/complete", {"status": "SUCCESS", "output": {"status": 200, "message": "ok", "data": {"x": 1}}}, format="json")
-    response = engine_client.post(f"/api/runs/{run_id}/visits", {"nodeId": "B", "fromVisitUuid": a["visitUuid"]}, format="json")
+    a = engine_client.post(f"/api/runs/{run_id}/visits", {"nodeId": "A", "fromVisitUuids": []}, format="json").json()[
+        "data"
+    ]
+    engine_client.post(
+        f"/api/runs/{run_id}/visits/{a['visitUuid']}/complete",
+        {"status": "SUCCESS", "output": {"status": 200, "message": "ok", "data": {"x": 1}}},
+        format="json",
+    )
+    response = engine_client.post(
+        f"/api/runs/{run_id}/visits", {"nodeId": "B", "fromVisitUuid": a["visitUuid"]}, format="json"
+    )
     assert response.status_code == 201
     context = response.json()["data"]["contextQuery"]
     assert context["run_id"] == run_id and context["visit_uuid"] == response.json()["data"]["visitUuid"]
@@ -143,7 +151,9 @@ def test_only_the_runs_engine_may_issue_tokens(running, user):
     user.user_permissions.add(Permission.objects.get(codename="record_run"))
     other_engine = token_client(user)
     assert other_engine.post(url(running, "/tokens")).status_code == 403
-    assert token_client(user).post(url(running, "/tokens/revoke"), {"token": "ab" * 24}, format="json").status_code == 403
+    assert (
+        token_client(user).post(url(running, "/tokens/revoke"), {"token": "ab" * 24}, format="json").status_code == 403
+    )
 
 
 def test_a_superuser_may_issue_tokens_for_any_run(running, superuser):
@@ -184,7 +194,9 @@ def test_appending_logs_keeps_the_token_alive(running, clock, issue, engine_clie
     token = issue(running)
     for _ in range(5):
         clock.advance(100)
-        response = engine_client.post(url(running, "/logs"), {"logs": [{"type": "THINKING", "message": "hm"}]}, format="json")
+        response = engine_client.post(
+            url(running, "/logs"), {"logs": [{"type": "THINKING", "message": "hm"}]}, format="json"
+        )
         assert response.status_code == 200
     assert alive(token)
     clock.advance(121)
@@ -229,7 +241,11 @@ def test_every_live_token_of_the_visit_slides_together(running, clock, issue, as
 
 def test_a_token_dies_when_its_visit_completes(running, issue, engine_client):
     token = issue(running)
-    response = engine_client.post(url(running, "/complete"), {"status": "SUCCESS", "output": {"status": 200, "message": "ok", "data": {}}}, format="json")
+    response = engine_client.post(
+        url(running, "/complete"),
+        {"status": "SUCCESS", "output": {"status": 200, "message": "ok", "data": {}}},
+        format="json",
+    )
     assert response.status_code == 200
     assert not alive(token)
     assert ContextToken.objects.get().revoked_at is not None
@@ -323,7 +339,10 @@ def test_loaddemo_prints_curl_lines_that_answer_over_real_http(live_server):
         call_command("loaddemo", stdout=out)
     lines = [line for line in out.getvalue().splitlines() if line.startswith("curl ")]
     assert [re.search(r"/internal/context/(\w+)", line).group(1) for line in lines] == ["path", "output", "meta"]
-    answers = [json.loads(subprocess.run(shlex.split(line), capture_output=True, text=True, timeout=30).stdout) for line in lines]
+    answers = [
+        json.loads(subprocess.run(shlex.split(line), capture_output=True, text=True, timeout=30).stdout)
+        for line in lines
+    ]
     assert [a["code"] for a in answers] == [200, 200, 200]
     assert answers[0]["data"]["nodeIds"] == ["A", "B"]
     assert answers[1]["data"]["nodeId"] == "A" and answers[2]["data"]["thinking"]

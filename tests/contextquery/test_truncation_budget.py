@@ -29,10 +29,15 @@ def reference_fit(value, max_bytes):
 def random_value(rng, depth=0):
     roll = rng.random()
     if depth > 3 or roll < 0.35:
-        return rng.choice(["", "é" * rng.randrange(40), "x" * rng.randrange(300), "中文" * rng.randrange(20), 7, 2.5, None, True])
+        return rng.choice(
+            ["", "é" * rng.randrange(40), "x" * rng.randrange(300), "中文" * rng.randrange(20), 7, 2.5, None, True]
+        )
     if roll < 0.7:
         return [random_value(rng, depth + 1) for _ in range(rng.randrange(30))]
-    return {rng.choice(["a", "key.with.dots", "ü", "long" * 5]) + str(i): random_value(rng, depth + 1) for i in range(rng.randrange(12))}
+    return {
+        rng.choice(["a", "key.with.dots", "ü", "long" * 5]) + str(i): random_value(rng, depth + 1)
+        for i in range(rng.randrange(12))
+    }
 
 
 def test_the_bounded_search_picks_the_same_cut_as_the_full_search():

@@ -38,9 +38,7 @@ def main() -> None:
         out[key] = AuthToken.objects.create(user=user)[1]
     name = "hard-engine"
     engine = users.objects.filter(username=name).first()
-    out["engineToken"] = (
-        AuthToken.objects.create(user=engine)[1] if engine else engine_client_create(name=name)[1]
-    )
+    out["engineToken"] = AuthToken.objects.create(user=engine)[1] if engine else engine_client_create(name=name)[1]
     print(json.dumps(out))
 
 

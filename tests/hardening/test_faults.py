@@ -44,8 +44,9 @@ class Ingest(threading.Thread):
     def run(self):
         while True:
             try:
-                response = self.api.post(f"/api/runs/{self.run_id}/visits",
-                                         {"nodeId": "B", "fromVisitUuids": [self.parent]}, timeout=10)
+                response = self.api.post(
+                    f"/api/runs/{self.run_id}/visits", {"nodeId": "B", "fromVisitUuids": [self.parent]}, timeout=10
+                )
                 if response.status_code != 201:
                     self.failures.append(f"register {response.status_code} {response.text[:200]}")
                     return
@@ -98,8 +99,11 @@ def test_every_acknowledged_write_survives_kill_9_and_tokens_live_until_they_exp
     assert [b for b in acknowledged_batches if per_batch.get(b) != BATCH] == []  # all acknowledged, whole
     assert set(per_batch.values()) <= {BATCH}  # an interrupted batch is absent, never half there
     for r in runs:
-        rows = db.sql("SELECT v.sort_order, v.iter_seq FROM contextquery_visit v JOIN contextquery_workflowrun w "
-                      "ON v.run_id = w.id WHERE w.run_id = %s AND v.node_id = 'B' ORDER BY v.sort_order", r["runId"])
+        rows = db.sql(
+            "SELECT v.sort_order, v.iter_seq FROM contextquery_visit v JOIN contextquery_workflowrun w "
+            "ON v.run_id = w.id WHERE w.run_id = %s AND v.node_id = 'B' ORDER BY v.sort_order",
+            r["runId"],
+        )
         assert [seq for _, seq in rows] == list(range(1, len(rows) + 1))
         orders = [order for order, _ in rows]
         assert orders == sorted(set(orders)) and orders[0] == 2  # A holds sortOrder 1
@@ -109,16 +113,20 @@ def test_every_acknowledged_write_survives_kill_9_and_tokens_live_until_they_exp
     probe = list(clients[0].visits.items())[-1]  # the newest token: its expiry is furthest away
     unused = list(clients[1].visits.items())[-1]
     assert time.monotonic() - killed_at < TTL, "the restart took longer than the token TTL"
-    response = Api(server).post("/internal/context/path", {"runId": run_of[probe[0]]},
-                                headers={"X-Context-Token": probe[1]})
+    response = Api(server).post(
+        "/internal/context/path", {"runId": run_of[probe[0]]}, headers={"X-Context-Token": probe[1]}
+    )
     assert envelope(response, 200)["visitUuids"][-1] == probe[0]
     time.sleep(max(0.0, TTL + 1 - (time.monotonic() - killed_at)))
-    response = Api(server).post("/internal/context/path", {"runId": run_of[unused[0]]},
-                                headers={"X-Context-Token": unused[1]})
+    response = Api(server).post(
+        "/internal/context/path", {"runId": run_of[unused[0]]}, headers={"X-Context-Token": unused[1]}
+    )
     assert "expired" in (response.json()["message"]) and envelope(response, 401) is None
-    print(f"\nkill -9 after {len(acknowledged_visits)} visits and {len(acknowledged_batches)} log batches "
-          f"acknowledged ({sum(len(c.sent_batches) for c in clients) - len(acknowledged_batches)} in flight): "
-          "all stored")
+    print(
+        f"\nkill -9 after {len(acknowledged_visits)} visits and {len(acknowledged_batches)} log batches "
+        f"acknowledged ({sum(len(c.sent_batches) for c in clients) - len(acknowledged_batches)} in flight): "
+        "all stored"
+    )
 
 
 def test_an_unreachable_postgresql_is_503_everywhere_and_service_returns_by_itself(database, gunicorn, pg_proxy):
@@ -135,11 +143,16 @@ def test_an_unreachable_postgresql_is_503_everywhere_and_service_returns_by_itse
         "healthz": lambda: Api(server).get("/healthz"),
         "run list": lambda: engine.get("/api/runs"),
         "run create": lambda: engine.post("/api/runs", {"graph": {"nodes": [{"id": "A"}], "edges": []}}),
-        "logs": lambda: engine.post(f"/api/runs/{live['runId']}/visits/{live['b']}/logs",
-                                    {"logs": [{"type": "TEXT", "message": "during the outage"}]}),
+        "logs": lambda: engine.post(
+            f"/api/runs/{live['runId']}/visits/{live['b']}/logs",
+            {"logs": [{"type": "TEXT", "message": "during the outage"}]},
+        ),
         "detect": lambda: staff.post("/api/hermes-error-patterns/detect", {"text": "HTTP 429"}),
-        "context query": lambda: Api(server).post("/internal/context/output", {"runId": live["runId"], "nodeId": "A"},
-                                                  headers={"X-Context-Token": live["token"]}),
+        "context query": lambda: Api(server).post(
+            "/internal/context/output",
+            {"runId": live["runId"], "nodeId": "A"},
+            headers={"X-Context-Token": live["token"]},
+        ),
         "pattern page": lambda: browser.get(server.url + "/patterns/", timeout=30),
         "run page": lambda: browser.get(server.url + f"/runs/{live['runId']}/", timeout=30),
         "admin": lambda: browser.get(server.url + "/admin/", timeout=30),
@@ -170,6 +183,8 @@ def test_an_unreachable_postgresql_is_503_everywhere_and_service_returns_by_itse
             break
         time.sleep(0.2)
     recovery = time.monotonic() - back_at
-    print(f"\noutage: {sum(len(s) for s in down.values())} distinct answers, all 503, in {outage_seconds:.1f} s; "
-          f"back by itself in {recovery:.1f} s: {answers}")
+    print(
+        f"\noutage: {sum(len(s) for s in down.values())} distinct answers, all 503, in {outage_seconds:.1f} s; "
+        f"back by itself in {recovery:.1f} s: {answers}"
+    )
     assert all(code in (200, 201) for code in answers.values()), answers

@@ -87,8 +87,14 @@ class Fuzzer:
     def fuzz(self, operation, mode, *, pinned: bool) -> None:
         counter = iter(range(10**9))
 
-        @settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=False,
-                  phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck))
+        @settings(
+            max_examples=EXAMPLES,
+            deadline=None,
+            database=None,
+            derandomize=False,
+            phases=[Phase.explicit, Phase.generate],
+            suppress_health_check=list(HealthCheck),
+        )
         @given(case=operation.as_strategy(generation_mode=mode))
         def one(case):
             headers = self.prepare(case, pinned=pinned, n=next(counter))
@@ -109,7 +115,9 @@ class Fuzzer:
 
 def test_every_operation_answers_without_server_errors_as_its_schema_documents(shared_server):
     server, _db, creds = shared_server
-    schema = schemathesis.openapi.from_url(server.url + "/api/schema/", headers={"Authorization": f"Token {creds['superToken']}"})
+    schema = schemathesis.openapi.from_url(
+        server.url + "/api/schema/", headers={"Authorization": f"Token {creds['superToken']}"}
+    )
     operations = [result.ok() for result in schema.get_all_operations()]
     assert len(operations) >= 27  # every route of SPEC §3.4, §4.3 and §4.5 is in the schema
     fuzzer = Fuzzer(server, creds)
@@ -120,9 +128,11 @@ def test_every_operation_answers_without_server_errors_as_its_schema_documents(s
             for pinned in pinnings:
                 fuzzer.fuzz(operation, mode, pinned=pinned)
     elapsed = time.monotonic() - started
-    print(f"\nschemathesis: {len(operations)} operations, {fuzzer.requests} requests in {elapsed:.1f} s, "
-          f"statuses {dict(sorted(fuzzer.statuses.items()))}, {len(fuzzer.failures)} failures; "
-          f"nothing to negate in {fuzzer.unsatisfiable}")
+    print(
+        f"\nschemathesis: {len(operations)} operations, {fuzzer.requests} requests in {elapsed:.1f} s, "
+        f"statuses {dict(sorted(fuzzer.statuses.items()))}, {len(fuzzer.failures)} failures; "
+        f"nothing to negate in {fuzzer.unsatisfiable}"
+    )
     assert not fuzzer.failures, "\n\n".join(fuzzer.failures)
     assert 500 not in fuzzer.statuses and fuzzer.requests >= len(operations) * EXAMPLES
 
@@ -161,14 +171,18 @@ def test_every_operation_that_takes_a_json_body_documents_400_413_and_422(openap
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("query", ["startedBefore=0187-03-26T06:13:03%2B22:40", "startedAfter=3316-07-31T03:14:26-19:30"])
+@pytest.mark.parametrize(
+    "query", ["startedBefore=0187-03-26T06:13:03%2B22:40", "startedAfter=3316-07-31T03:14:26-19:30"]
+)
 def test_a_time_filter_with_an_offset_postgresql_refuses_is_moved_to_utc(staff_client, query):
     response = staff_client.get("/api/runs?" + query)
     assert response.status_code == 200 and response.json()["data"]["count"] == 0
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("query", ["startedAfter=0001-01-01T00:00:00%2B05:00", "startedBefore=9999-12-31T23:59:59-05:00"])
+@pytest.mark.parametrize(
+    "query", ["startedAfter=0001-01-01T00:00:00%2B05:00", "startedBefore=9999-12-31T23:59:59-05:00"]
+)
 def test_a_time_filter_that_leaves_the_calendar_in_utc_is_a_422_naming_it(staff_client, query):
     response = staff_client.get("/api/runs?" + query)
     field = query.split("=")[0]

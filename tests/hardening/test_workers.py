@@ -25,8 +25,9 @@ REDIS_DB = os.environ.get("HARDENING_REDIS_DB", "13")
 
 def detect_many(api: Api, text: str) -> list[dict]:
     with concurrent.futures.ThreadPoolExecutor(8) as pool:
-        responses = list(pool.map(lambda _: api.post("/api/hermes-error-patterns/detect", {"text": text}),
-                                  range(DETECTIONS)))
+        responses = list(
+            pool.map(lambda _: api.post("/api/hermes-error-patterns/detect", {"text": text}), range(DETECTIONS))
+        )
     return [envelope(r, 200) for r in responses]
 
 
@@ -39,15 +40,23 @@ def test_a_pattern_change_through_one_worker_is_effective_for_the_next_detection
     reply, altered = f"{marker} happened", f"{marker} altered"
     assert not any(v["isError"] for v in detect_many(reader, reply))  # every worker has compiled the set now
 
-    created = envelope(staff.post("/api/hermes-error-patterns",
-                                  {"name": marker, "pattern": marker, "priority": -1, "category": "other"}), 201)
+    created = envelope(
+        staff.post(
+            "/api/hermes-error-patterns", {"name": marker, "pattern": marker, "priority": -1, "category": "other"}
+        ),
+        201,
+    )
     pk = created["id"]
     steps = [
         ("created", None, reply, True),
         ("disabled", lambda: staff.post(f"/api/hermes-error-patterns/{pk}/toggle"), reply, False),
         ("enabled", lambda: staff.post(f"/api/hermes-error-patterns/{pk}/toggle"), reply, True),
-        ("edited", lambda: staff.post(f"/api/hermes-error-patterns/{pk}/edit", {"pattern": f"regex:{marker} alt"}),
-         reply, False),
+        (
+            "edited",
+            lambda: staff.post(f"/api/hermes-error-patterns/{pk}/edit", {"pattern": f"regex:{marker} alt"}),
+            reply,
+            False,
+        ),
         ("edited, new text", None, altered, True),
         ("deleted", lambda: staff.post(f"/api/hermes-error-patterns/{pk}/delete"), altered, False),
     ]

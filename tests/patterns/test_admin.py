@@ -21,9 +21,14 @@ def admin_browser(superuser):
 
 def form_data(target, **changes):
     data = {
-        "name": target.name, "pattern": target.pattern, "description": target.description,
-        "category": target.category, "priority": target.priority,
-        "changes-TOTAL_FORMS": "0", "changes-INITIAL_FORMS": "0", "changes-MIN_NUM_FORMS": "0",
+        "name": target.name,
+        "pattern": target.pattern,
+        "description": target.description,
+        "category": target.category,
+        "priority": target.priority,
+        "changes-TOTAL_FORMS": "0",
+        "changes-INITIAL_FORMS": "0",
+        "changes-MIN_NUM_FORMS": "0",
         "changes-MAX_NUM_FORMS": "1000",
     }
     if target.enabled:
@@ -85,10 +90,12 @@ def test_a_built_in_cannot_be_deleted_in_the_admin(admin_browser, built_in):
 
 
 @pytest.mark.parametrize("confirmed", [{}, {"post": "yes"}])
-def test_bulk_delete_with_a_built_in_selected_names_it_and_deletes_nothing(admin_browser, built_in, custom,
-                                                                           confirmed):
-    response = admin_browser.post(CHANGELIST, {
-        "action": "delete_selected", "_selected_action": [built_in.pk, custom.pk], **confirmed}, follow=True)
+def test_bulk_delete_with_a_built_in_selected_names_it_and_deletes_nothing(admin_browser, built_in, custom, confirmed):
+    response = admin_browser.post(
+        CHANGELIST,
+        {"action": "delete_selected", "_selected_action": [built_in.pk, custom.pk], **confirmed},
+        follow=True,
+    )
     assert response.status_code == 200 and response.redirect_chain == [(CHANGELIST, 302)]
     assert refusal(response) == [f"Built-in patterns cannot be deleted; disable it instead: “{built_in.name}”."]
     assert "related objects" not in response.content.decode()
@@ -97,8 +104,12 @@ def test_bulk_delete_with_a_built_in_selected_names_it_and_deletes_nothing(admin
 
 def test_bulk_delete_of_two_built_ins_names_both_in_chinese(admin_browser, built_in):
     other = BuiltInPatternFactory(name="Zz second")
-    response = admin_browser.post(CHANGELIST, {"action": "delete_selected", "_selected_action": [built_in.pk, other.pk],
-                                               "post": "yes"}, follow=True, HTTP_ACCEPT_LANGUAGE="zh-Hans")
+    response = admin_browser.post(
+        CHANGELIST,
+        {"action": "delete_selected", "_selected_action": [built_in.pk, other.pk], "post": "yes"},
+        follow=True,
+        HTTP_ACCEPT_LANGUAGE="zh-Hans",
+    )
     assert refusal(response) == [f"内置模式不能删除，请改为停用：“{built_in.name}”, “Zz second”。"]
 
 
@@ -116,8 +127,9 @@ def test_bulk_delete_of_custom_patterns_keeps_their_history(admin_browser):
 
 
 def test_the_disable_action_writes_one_history_row_per_pattern(admin_browser, built_in, custom):
-    response = admin_browser.post(CHANGELIST, {
-        "action": "disable_selected", "_selected_action": [built_in.pk, custom.pk]})
+    response = admin_browser.post(
+        CHANGELIST, {"action": "disable_selected", "_selected_action": [built_in.pk, custom.pk]}
+    )
     assert response.status_code == 302
     assert not HermesErrorPattern.objects.filter(pk__in=[built_in.pk, custom.pk], enabled=True).exists()
     rows = PatternChange.objects.filter(pattern_ref__in=[built_in.pk, custom.pk], action="disable", via="admin")

@@ -16,11 +16,22 @@ ESCAPED = "&lt;script&gt;alert(1)&lt;/script&gt;"
 
 
 def form(target=None, **changes):
-    data = {"name": "Page made", "pattern": "page marker", "description": "", "category": "other", "priority": 100,
-            "enabled": "on"}
+    data = {
+        "name": "Page made",
+        "pattern": "page marker",
+        "description": "",
+        "category": "other",
+        "priority": 100,
+        "enabled": "on",
+    }
     if target is not None:
-        data.update(name=target.name, pattern=target.pattern, description=target.description,
-                    category=target.category, priority=target.priority)
+        data.update(
+            name=target.name,
+            pattern=target.pattern,
+            description=target.description,
+            category=target.category,
+            priority=target.priority,
+        )
         if not target.enabled:
             data.pop("enabled")
         if target.retryable:
@@ -41,8 +52,9 @@ def test_an_anonymous_visitor_is_sent_to_the_login_page(client):
 def test_the_login_page_logs_in_and_returns_to_the_patterns(client, staff_user):
     page = client.get("/accounts/login/?next=/patterns/")
     assert page.status_code == 200 and 'name="next" value="/patterns/"' in page.content.decode()
-    response = client.post("/accounts/login/", {"username": staff_user.username, "password": "pass-word-123",
-                                                "next": "/patterns/"})
+    response = client.post(
+        "/accounts/login/", {"username": staff_user.username, "password": "pass-word-123", "next": "/patterns/"}
+    )
     assert response.status_code == 302 and response["Location"] == "/patterns/"
 
 
@@ -62,15 +74,15 @@ def test_a_non_staff_user_cannot_toggle(user_browser, custom):
 def test_the_list_shows_built_ins_with_their_tag_and_a_disabled_delete(staff_browser):
     page = staff_browser.get("/patterns/").content.decode()
     shipped = HermesErrorPattern.objects.get(key=BUILTINS[0]["key"])
-    row = page[page.index(f'id="pattern-{shipped.pk}"'):]
-    row = row[:row.index("</tr>")]
+    row = page[page.index(f'id="pattern-{shipped.pk}"') :]
+    row = row[: row.index("</tr>")]
     assert 'class="tag builtin"' in row and "disabled" in row and 'role="switch"' in row
     assert f"/patterns/{shipped.pk}/delete/" not in row
 
 
 def list_row(page: str, pattern) -> str:
-    row = page[page.index(f'id="pattern-{pattern.pk}"'):]
-    return row[:row.index("</tr>")]
+    row = page[page.index(f'id="pattern-{pattern.pk}"') :]
+    return row[: row.index("</tr>")]
 
 
 def test_the_list_shows_the_first_sentence_of_each_description_under_the_name(staff_browser):
@@ -240,14 +252,14 @@ def test_the_reset_banner_uses_the_singular_for_one_of_each(staff_browser, custo
     HermesErrorPattern.objects.filter(key=BUILTINS[0]["key"]).update(enabled=False)
     HermesErrorPattern.objects.filter(key=BUILTINS[1]["key"]).delete()
     page = staff_browser.post("/patterns/reset/", follow=True).content.decode()
-    assert ("Reset to defaults: 1 custom pattern deleted, 1 built-in restored, 1 missing built-in re-installed."
-            in page)
+    assert "Reset to defaults: 1 custom pattern deleted, 1 built-in restored, 1 missing built-in re-installed." in page
 
 
 def test_the_reset_banner_uses_the_plural_for_none(staff_browser):
     page = staff_browser.post("/patterns/reset/", follow=True).content.decode()
-    assert ("Reset to defaults: 0 custom patterns deleted, 0 built-ins restored, 0 missing built-ins re-installed."
-            in page)
+    assert (
+        "Reset to defaults: 0 custom patterns deleted, 0 built-ins restored, 0 missing built-ins re-installed." in page
+    )
 
 
 def test_the_reset_banner_is_shown_in_chinese(staff_browser, custom):

@@ -45,8 +45,11 @@ def test_the_floors_are_measured_at_the_default_windows(settings):
 
 
 def test_every_labelled_error_longer_than_the_head_window_is_caught_at_the_default_windows():
-    rows = [row for row in load_labelled(OWN_SET_PATH) + load_labelled(sample_path())
-            if row["label"] == "error" and len(row["text"]) > quality.HEAD_CHARS]
+    rows = [
+        row
+        for row in load_labelled(OWN_SET_PATH) + load_labelled(sample_path())
+        if row["label"] == "error" and len(row["text"]) > quality.HEAD_CHARS
+    ]
     assert len(rows) >= 10
     result = score(builtin_matcher(), rows)
     assert result.recall == 1.0, result.misses

@@ -19,11 +19,18 @@ def bad_env(tmp_path, **values) -> dict:
     return env
 
 
-@pytest.mark.parametrize("variable, value", [("MAX_BODY_BYTES", "abc"), ("DEBUG", "perhaps"),
-                                             ("REDIS_URL", "http://cache")])
+@pytest.mark.parametrize(
+    "variable, value", [("MAX_BODY_BYTES", "abc"), ("DEBUG", "perhaps"), ("REDIS_URL", "http://cache")]
+)
 def test_manage_py_prints_one_configuration_error_line_and_exits_2(tmp_path, variable, value):
-    done = subprocess.run([sys.executable, "manage.py", "check"], cwd=ROOT, env=bad_env(tmp_path, **{variable: value}),
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "manage.py", "check"],
+        cwd=ROOT,
+        env=bad_env(tmp_path, **{variable: value}),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 2
     assert done.stderr.startswith("Configuration error: ") and variable in done.stderr
     assert "Traceback" not in done.stderr and len(done.stderr.splitlines()) == 1
@@ -31,8 +38,14 @@ def test_manage_py_prints_one_configuration_error_line_and_exits_2(tmp_path, var
 
 
 def test_manage_py_runs_normally_with_good_values(tmp_path):
-    done = subprocess.run([sys.executable, "manage.py", "check"], cwd=ROOT, env=bad_env(tmp_path),
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "manage.py", "check"],
+        cwd=ROOT,
+        env=bad_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
 
 
@@ -40,7 +53,11 @@ def test_manage_py_runs_normally_with_good_values(tmp_path):
 def test_gunicorn_stops_with_the_configuration_error_and_no_settings_traceback(tmp_path):
     done = subprocess.run(
         [GUNICORN, "project.wsgi", "--bind", "127.0.0.1:0", "--workers", "1", "--no-control-socket"],
-        cwd=ROOT, env=bad_env(tmp_path, MAX_BODY_BYTES="abc"), capture_output=True, text=True, timeout=120,
+        cwd=ROOT,
+        env=bad_env(tmp_path, MAX_BODY_BYTES="abc"),
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     # gunicorn's master exits 4 ("App failed to load"), or 1 with its own
     # HaltServer traceback when the worker's exit races its main loop; either

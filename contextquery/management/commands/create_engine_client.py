@@ -22,8 +22,11 @@ def engine_client_create(*, name: str):
     users = get_user_model()
     if users.objects.filter(username=name).exists():
         raise CommandError(
-            _("A user named %(name)r exists already; pick another name, or use create_api_token %(name)s "
-              "for another token of that user.") % {"name": name}
+            _(
+                "A user named %(name)r exists already; pick another name, or use create_api_token %(name)s "
+                "for another token of that user."
+            )
+            % {"name": name}
         )
     with transaction.atomic():
         user = users(username=name)
@@ -53,7 +56,10 @@ class Command(BaseCommand):
                 _("%(name)r is not a valid user name: %(why)s") % {"name": name, "why": "; ".join(exc.messages)}
             ) from None
         self.stdout.write(
-            _("Engine client %(name)s created with %(perms)s. Its API token (shown once; send it as "
-              "'Authorization: Token <token>'):") % {"name": user.username, "perms": ", ".join(ENGINE_PERMISSIONS)}
+            _(
+                "Engine client %(name)s created with %(perms)s. Its API token (shown once; send it as "
+                "'Authorization: Token <token>'):"
+            )
+            % {"name": user.username, "perms": ", ".join(ENGINE_PERMISSIONS)}
         )
         self.stdout.write(token)

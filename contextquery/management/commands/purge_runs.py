@@ -23,10 +23,20 @@ class Command(BaseCommand):
         try:
             report = runs_purge(older_than=duration_parse(older_than), batch_size=batch_size)
         except Invalid as exc:
-            raise CommandError(f"--{next(iter(exc.errors)).replace('_', '-')}: {next(iter(exc.errors.values()))[0]}") from None
+            raise CommandError(
+                f"--{next(iter(exc.errors)).replace('_', '-')}: {next(iter(exc.errors.values()))[0]}"
+            ) from None
         self.stdout.write(
-            _("Deleted %(runs)d run(s), %(visits)d visit(s), %(logs)d log(s), %(tokens)d token(s) and "
-              "%(reads)d read(s) in %(batches)d batch(es).")
-            % {"runs": report.runs, "visits": report.visits, "logs": report.logs, "tokens": report.tokens,
-               "reads": report.reads, "batches": report.batches}
+            _(
+                "Deleted %(runs)d run(s), %(visits)d visit(s), %(logs)d log(s), %(tokens)d token(s) and "
+                "%(reads)d read(s) in %(batches)d batch(es)."
+            )
+            % {
+                "runs": report.runs,
+                "visits": report.visits,
+                "logs": report.logs,
+                "tokens": report.tokens,
+                "reads": report.reads,
+                "batches": report.batches,
+            }
         )

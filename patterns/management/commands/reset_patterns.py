@@ -19,7 +19,9 @@ class Command(BaseCommand):
         except Exception:  # no login name in some containers
             who = "manage.py"
         result = patterns_reset(actor=None, actor_label=f"{who} (reset_patterns)", via="command")
-        self.stdout.write(self.style.SUCCESS(
-            f"Reset to defaults: {result.deleted} custom patterns deleted, {result.restored} built-ins "
-            f"restored, {result.inserted} re-installed."
-        ))
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"Reset to defaults: {result.deleted} custom patterns deleted, {result.restored} built-ins "
+                f"restored, {result.inserted} re-installed."
+            )
+        )
