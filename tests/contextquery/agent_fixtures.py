@@ -138,7 +138,7 @@ class _ScriptedHandler(BaseHTTPRequestHandler):
     do_GET = do_POST
 
 
-def envelope(data, code=200, message="success") -> dict:
+def wire_envelope(data, code=200, message="success") -> dict:
     return {"code": code, "message": message, "data": data}
 
 

@@ -22,16 +22,6 @@ from tests.contextquery.factories import CHAIN, EngineUserFactory
 from tests.factories import UserFactory
 
 
-def envelope(response, status: int) -> dict:
-    """Check ``response`` has ``status`` and the envelope; return its ``data``."""
-    body = response.json()
-    assert response.status_code == status, body
-    assert set(body) == {"code", "message", "data"} and body["code"] == status
-    if status < 400:
-        assert body["message"] == "success"
-    return body["data"]
-
-
 @pytest.fixture
 def engine_user(db):
     """An engine client user (record_run + view_workflowrun)."""

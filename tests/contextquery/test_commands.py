@@ -10,8 +10,8 @@ from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
 from contextquery.models import Visit, WorkflowRun
-from tests.contextquery.conftest import envelope
 from tests.contextquery.factories import CHAIN
+from tests.support import envelope
 
 
 def run_command(*args) -> list[str]:

@@ -11,7 +11,7 @@ import pytest
 from contextquery.client import engine as ec
 from contextquery.client.context_tools import ContextQueryConfig, bind, get_node_output
 from contextquery.models import ContextToken
-from tests.contextquery.agent_fixtures import OUTPUT_A, TWO_NODES, envelope, record_a_then_b
+from tests.contextquery.agent_fixtures import OUTPUT_A, TWO_NODES, record_a_then_b, wire_envelope
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -138,7 +138,7 @@ def test_each_error_status_raises_its_own_class(scripted_server, status, cls):
     server = scripted_server(
         {
             "status": status,
-            "body": envelope({"errors": {"x": ["bad"]}}, status, "Told you so."),
+            "body": wire_envelope({"errors": {"x": ["bad"]}}, status, "Told you so."),
             "headers": {"Retry-After": "7"},
         }
     )

@@ -8,9 +8,9 @@ from django.test.utils import CaptureQueriesContext
 
 from contextquery.models import Visit, VisitLog, WorkflowRun
 from tests.conftest import token_client
-from tests.contextquery.conftest import envelope
 from tests.contextquery.factories import CHAIN, TWO_BRANCHES, VisitFactory, VisitLogFactory, WorkflowRunFactory
 from tests.factories import UserFactory
+from tests.support import envelope
 
 RATE_LIMIT_REPLY = "API call failed after 3 retries: HTTP 429: Too Many Requests."
 

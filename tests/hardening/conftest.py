@@ -39,6 +39,8 @@ import pytest
 import requests
 from django.conf import settings
 
+from tests.support import envelope
+
 ROOT = Path(settings.BASE_DIR)
 SECRET_KEY = "hardening-secret-key-" + "k" * 40
 GUNICORN = str(Path(sys.executable).with_name("gunicorn"))
@@ -375,15 +377,6 @@ def pg_proxy():
     proxy = TcpProxy((parts.hostname or "127.0.0.1", parts.port or 5432))
     yield proxy
     proxy.close()
-
-
-def envelope(response: requests.Response, status: int) -> dict | None:
-    """Check ``response`` is ``status`` with the JSON envelope; return its ``data``."""
-    assert response.status_code == status, (response.status_code, response.text[:500])
-    assert response.headers["Content-Type"].startswith("application/json"), response.headers["Content-Type"]
-    body = response.json()
-    assert set(body) == {"code", "message", "data"} and body["code"] == status, body
-    return body["data"]
 
 
 class Api:

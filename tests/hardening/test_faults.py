@@ -20,7 +20,8 @@ import uuid
 import pytest
 import requests
 
-from tests.hardening.conftest import Api, envelope, login, run_with_visit
+from tests.hardening.conftest import Api, login, run_with_visit
+from tests.support import envelope
 
 pytestmark = pytest.mark.slow
 

@@ -33,7 +33,8 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from tests.hardening.conftest import Api, envelope, run_with_visit
+from tests.hardening.conftest import Api, run_with_visit
+from tests.support import envelope
 
 pytestmark = pytest.mark.slow
 

@@ -14,7 +14,8 @@ import secrets
 
 import pytest
 
-from tests.hardening.conftest import Api, envelope
+from tests.hardening.conftest import Api
+from tests.support import envelope
 
 pytestmark = pytest.mark.slow
 

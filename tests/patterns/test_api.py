@@ -5,17 +5,12 @@ import pytest
 from patterns.builtins import BUILTINS
 from patterns.models import HermesErrorPattern, PatternChange
 from tests.factories import PatternFactory
+from tests.support import envelope_body
 
 pytestmark = pytest.mark.django_db
 
 URL = "/api/hermes-error-patterns"
 NEW = {"name": "Proxy refused", "pattern": "regex:^proxy refused", "category": "network", "retryable": True}
-
-
-def body(response):
-    data = response.json()
-    assert data["code"] == response.status_code
-    return data
 
 
 def snapshot():
@@ -27,7 +22,7 @@ def snapshot():
 
 
 def test_listing_paginates_and_uses_camel_case(user_client):
-    data = body(user_client.get(URL, {"pageSize": 2}))["data"]
+    data = envelope_body(user_client.get(URL, {"pageSize": 2}))["data"]
     assert data["count"] == HermesErrorPattern.objects.count()
     assert len(data["results"]) == 2 and data["next"]
     assert {"isBuiltIn", "hitCount", "lastHitAt", "createdAt", "updatedAt", "key"} <= set(data["results"][0])
@@ -35,10 +30,12 @@ def test_listing_paginates_and_uses_camel_case(user_client):
 
 def test_listing_filters_by_built_in_enabled_and_category(user_client, custom):
     PatternFactory(enabled=False, category="quota")
-    assert {r["id"] for r in body(user_client.get(URL, {"isBuiltIn": "false"}))["data"]["results"]} >= {custom.pk}
-    built_ins = body(user_client.get(URL, {"isBuiltIn": "true", "pageSize": 500}))["data"]["results"]
+    assert {r["id"] for r in envelope_body(user_client.get(URL, {"isBuiltIn": "false"}))["data"]["results"]} >= {
+        custom.pk
+    }
+    built_ins = envelope_body(user_client.get(URL, {"isBuiltIn": "true", "pageSize": 500}))["data"]["results"]
     assert built_ins and all(r["isBuiltIn"] for r in built_ins)
-    disabled = body(user_client.get(URL, {"enabled": "false", "category": "quota"}))["data"]["results"]
+    disabled = envelope_body(user_client.get(URL, {"enabled": "false", "category": "quota"}))["data"]["results"]
     assert [r["category"] for r in disabled] == ["quota"] and not disabled[0]["enabled"]
 
 
@@ -46,14 +43,14 @@ def test_listing_searches_name_pattern_and_description(user_client):
     by_name = PatternFactory(name="Zebra gateway")
     by_text = PatternFactory(pattern="zebra says no")
     by_description = PatternFactory(description="Seen on ZEBRA proxies")
-    results = body(user_client.get(URL, {"search": "zebra"}))["data"]["results"]
+    results = envelope_body(user_client.get(URL, {"search": "zebra"}))["data"]["results"]
     assert {r["id"] for r in results} == {by_name.pk, by_text.pk, by_description.pk}
 
 
 def test_a_bad_filter_value_is_a_422_naming_the_filter(user_client):
     response = user_client.get(URL, {"category": "sunshine"})
     assert response.status_code == 422
-    assert "category" in body(response)["data"]["errors"]
+    assert "category" in envelope_body(response)["data"]["errors"]
 
 
 @pytest.mark.parametrize("param", ["enabled", "isBuiltIn"])
@@ -61,21 +58,21 @@ def test_a_bad_filter_value_is_a_422_naming_the_filter(user_client):
 def test_a_boolean_filter_that_is_not_true_or_false_is_a_422_naming_it(user_client, param, value):
     response = user_client.get(URL, {param: value})
     assert response.status_code == 422
-    assert list(body(response)["data"]["errors"]) == [param] and param in body(response)["message"]
+    assert list(envelope_body(response)["data"]["errors"]) == [param] and param in envelope_body(response)["message"]
 
 
 @pytest.mark.parametrize("on, off", [("true", "false"), ("1", "0"), ("TRUE", "False")])
 def test_a_boolean_filter_reads_true_false_and_1_0(user_client, on, off):
     PatternFactory(enabled=False)
-    enabled = body(user_client.get(URL, {"enabled": on, "pageSize": 500}))["data"]["results"]
-    disabled = body(user_client.get(URL, {"enabled": off, "pageSize": 500}))["data"]["results"]
+    enabled = envelope_body(user_client.get(URL, {"enabled": on, "pageSize": 500}))["data"]["results"]
+    disabled = envelope_body(user_client.get(URL, {"enabled": off, "pageSize": 500}))["data"]["results"]
     assert enabled and all(r["enabled"] for r in enabled)
     assert disabled and not any(r["enabled"] for r in disabled)
 
 
 def test_an_empty_boolean_filter_filters_nothing(user_client):
     PatternFactory(enabled=False)
-    everything = body(user_client.get(URL, {"enabled": "", "pageSize": 500}))["data"]["count"]
+    everything = envelope_body(user_client.get(URL, {"enabled": "", "pageSize": 500}))["data"]["count"]
     assert everything == HermesErrorPattern.objects.count()
 
 
@@ -85,7 +82,7 @@ def test_an_empty_boolean_filter_filters_nothing(user_client):
 def test_creating_answers_201_with_the_pattern(staff_client):
     response = staff_client.post(URL, NEW, format="json")
     assert response.status_code == 201
-    data = body(response)["data"]
+    data = envelope_body(response)["data"]
     assert (data["name"], data["isBuiltIn"], data["key"], data["hitCount"], data["enabled"]) == (
         "Proxy refused",
         False,
@@ -98,7 +95,7 @@ def test_creating_answers_201_with_the_pattern(staff_client):
 
 def test_read_only_fields_sent_on_create_are_ignored(staff_client):
     response = staff_client.post(URL, {**NEW, "isBuiltIn": True, "hitCount": 99, "key": "sneaky"}, format="json")
-    data = body(response)["data"]
+    data = envelope_body(response)["data"]
     assert (data["isBuiltIn"], data["hitCount"], data["key"]) == (False, 0, None)
 
 
@@ -123,7 +120,7 @@ def test_bad_fields_on_create_are_a_422_naming_the_field_and_store_nothing(staff
     before = snapshot()
     response = staff_client.post(URL, {**NEW, **change}, format="json")
     assert response.status_code == 422
-    data = body(response)
+    data = envelope_body(response)
     if field:
         assert field in data["data"]["errors"] and field in data["message"]
     assert snapshot() == before
@@ -131,21 +128,21 @@ def test_bad_fields_on_create_are_a_422_naming_the_field_and_store_nothing(staff
 
 def test_a_missing_name_is_a_422(staff_client):
     response = staff_client.post(URL, {"pattern": "x"}, format="json")
-    assert response.status_code == 422 and "name" in body(response)["data"]["errors"]
+    assert response.status_code == 422 and "name" in envelope_body(response)["data"]["errors"]
 
 
 def test_a_duplicate_name_is_a_422(staff_client, custom):
     response = staff_client.post(URL, {**NEW, "name": custom.name}, format="json")
-    assert response.status_code == 422 and "name" in body(response)["data"]["errors"]
+    assert response.status_code == 422 and "name" in envelope_body(response)["data"]["errors"]
 
 
 # --- retrieve ---------------------------------------------------------------------------
 
 
 def test_retrieving_a_pattern_includes_its_history(staff_client, staff_user):
-    created = body(staff_client.post(URL, NEW, format="json"))["data"]
+    created = envelope_body(staff_client.post(URL, NEW, format="json"))["data"]
     staff_client.post(f"{URL}/{created['id']}/toggle", format="json")
-    data = body(staff_client.get(f"{URL}/{created['id']}"))["data"]
+    data = envelope_body(staff_client.get(f"{URL}/{created['id']}"))["data"]
     assert [h["action"] for h in data["history"]] == ["disable", "create"]
     assert data["history"][0]["before"]["enabled"] is True and data["history"][0]["after"]["enabled"] is False
     assert data["history"][0]["actorLabel"] == staff_user.username
@@ -153,7 +150,7 @@ def test_retrieving_a_pattern_includes_its_history(staff_client, staff_user):
 
 def test_an_unknown_id_is_a_404_in_the_envelope(user_client):
     response = user_client.get(f"{URL}/999999")
-    assert response.status_code == 404 and body(response)["data"] is None
+    assert response.status_code == 404 and envelope_body(response)["data"] is None
 
 
 @pytest.mark.parametrize("route", ["edit", "delete", "toggle", "copy"])
@@ -167,7 +164,7 @@ def test_a_deleted_pattern_is_a_404_that_names_the_pattern_and_its_id(staff_clie
     custom.delete()
     response = getattr(staff_client, method)(f"{URL}/{gone}{suffix}")
     assert response.status_code == 404
-    assert body(response)["message"] == f"No error pattern with id {gone}."
+    assert envelope_body(response)["message"] == f"No error pattern with id {gone}."
 
 
 # --- edit -------------------------------------------------------------------------------
@@ -177,12 +174,12 @@ def test_post_edit_changes_only_the_fields_sent(staff_client, custom):
     response = staff_client.post(f"{URL}/{custom.pk}/edit", {"priority": 7}, format="json")
     assert response.status_code == 200
     custom.refresh_from_db()
-    assert (custom.priority, body(response)["data"]["name"]) == (7, custom.name)
+    assert (custom.priority, envelope_body(response)["data"]["name"]) == (7, custom.name)
 
 
 def test_patch_changes_a_field(staff_client, custom):
     response = staff_client.patch(f"{URL}/{custom.pk}", {"description": "new words"}, format="json")
-    assert response.status_code == 200 and body(response)["data"]["description"] == "new words"
+    assert response.status_code == 200 and envelope_body(response)["data"]["description"] == "new words"
 
 
 def test_put_replaces_the_editable_fields(staff_client, custom):
@@ -197,19 +194,19 @@ def test_changing_a_built_in_name_or_pattern_is_a_409_that_says_to_copy_it(staff
     before = snapshot()
     response = staff_client.post(f"{URL}/{built_in.pk}/edit", {field: "changed"}, format="json")
     assert response.status_code == 409
-    assert "copy" in body(response)["message"].lower()
+    assert "copy" in envelope_body(response)["message"].lower()
     assert snapshot() == before
 
 
 def test_a_built_in_can_be_edited_in_its_other_fields(staff_client, built_in):
     response = staff_client.post(f"{URL}/{built_in.pk}/edit", {"name": built_in.name, "priority": 3}, format="json")
-    assert response.status_code == 200 and body(response)["data"]["priority"] == 3
+    assert response.status_code == 200 and envelope_body(response)["data"]["priority"] == 3
 
 
 def test_an_invalid_regex_on_edit_is_a_422_and_changes_nothing(staff_client, custom):
     before = snapshot()
     response = staff_client.post(f"{URL}/{custom.pk}/edit", {"pattern": "regex:[z-a]"}, format="json")
-    assert response.status_code == 422 and "pattern" in body(response)["data"]["errors"]
+    assert response.status_code == 422 and "pattern" in envelope_body(response)["data"]["errors"]
     assert snapshot() == before
 
 
@@ -218,7 +215,7 @@ def test_an_invalid_regex_on_edit_is_a_422_and_changes_nothing(staff_client, cus
 
 def test_post_delete_removes_a_custom_pattern(staff_client, custom):
     response = staff_client.post(f"{URL}/{custom.pk}/delete")
-    assert response.status_code == 200 and body(response)["data"] is None
+    assert response.status_code == 200 and envelope_body(response)["data"] is None
     assert not HermesErrorPattern.objects.filter(pk=custom.pk).exists()
 
 
@@ -235,7 +232,7 @@ def test_deleting_a_built_in_pattern_is_a_409(staff_client, built_in, how):
     else:
         response = staff_client.delete(f"{URL}/{built_in.pk}")
     assert response.status_code == 409
-    assert built_in.name in body(response)["message"]
+    assert built_in.name in envelope_body(response)["message"]
     assert snapshot() == before
 
 
@@ -243,17 +240,17 @@ def test_deleting_a_built_in_pattern_is_a_409(staff_client, built_in, how):
 
 
 def test_toggle_flips_enabled_and_returns_the_pattern(staff_client, built_in):
-    data = body(staff_client.post(f"{URL}/{built_in.pk}/toggle"))["data"]
+    data = envelope_body(staff_client.post(f"{URL}/{built_in.pk}/toggle"))["data"]
     assert (data["id"], data["enabled"]) == (built_in.pk, False)
-    assert body(staff_client.post(f"{URL}/{built_in.pk}/toggle"))["data"]["enabled"] is True
+    assert envelope_body(staff_client.post(f"{URL}/{built_in.pk}/toggle"))["data"]["enabled"] is True
 
 
 def test_copy_answers_201_with_an_editable_copy(staff_client, built_in):
     response = staff_client.post(f"{URL}/{built_in.pk}/copy")
     assert response.status_code == 201
-    data = body(response)["data"]
+    data = envelope_body(response)["data"]
     assert (data["name"], data["isBuiltIn"], data["pattern"]) == (f"{built_in.name} (copy)", False, built_in.pattern)
-    second = body(staff_client.post(f"{URL}/{built_in.pk}/copy"))["data"]
+    second = envelope_body(staff_client.post(f"{URL}/{built_in.pk}/copy"))["data"]
     assert second["name"] == f"{built_in.name} (copy 2)"
 
 
@@ -262,7 +259,7 @@ def test_reset_restores_the_defaults(staff_client, custom):
     staff_client.post(f"{URL}/{shipped.pk}/toggle")
     response = staff_client.post(f"{URL}/reset")
     assert response.status_code == 200
-    assert body(response)["data"]["deleted"] == 1
+    assert envelope_body(response)["data"]["deleted"] == 1
     shipped.refresh_from_db()
     assert shipped.enabled and not HermesErrorPattern.objects.filter(pk=custom.pk).exists()
 
@@ -273,7 +270,7 @@ def test_reset_restores_the_defaults(staff_client, custom):
 def test_detect_reports_the_matching_pattern_and_its_span(user_client):
     custom = PatternFactory(pattern="upstream exploded", category="server_error", retryable=True, priority=1)
     text = "Sorry: UPSTREAM exploded today"
-    data = body(user_client.post(f"{URL}/detect", {"text": text}, format="json"))["data"]
+    data = envelope_body(user_client.post(f"{URL}/detect", {"text": text}, format="json"))["data"]
     assert data == {
         "isError": True,
         "matchedPatternId": custom.pk,
@@ -286,7 +283,7 @@ def test_detect_reports_the_matching_pattern_and_its_span(user_client):
 
 
 def test_detect_on_a_normal_reply_is_not_an_error(user_client):
-    data = body(user_client.post(f"{URL}/detect", {"text": "The report is ready."}, format="json"))["data"]
+    data = envelope_body(user_client.post(f"{URL}/detect", {"text": "The report is ready."}, format="json"))["data"]
     assert data["isError"] is False and data["matchedPatternId"] is None and data["span"] is None
 
 
@@ -328,7 +325,7 @@ def test_reading_needs_authentication(anon_client):
 def test_a_non_staff_user_cannot_write(user_client, custom, method, path):
     before = snapshot()
     response = getattr(user_client, method)(URL + path.format(id=custom.pk), NEW, format="json")
-    assert response.status_code == 403 and body(response)["data"] is None
+    assert response.status_code == 403 and envelope_body(response)["data"] is None
     assert snapshot() == before
 
 

@@ -11,6 +11,7 @@ from rest_framework.test import APIClient
 
 from patterns.models import HermesErrorPattern
 from project.api import parse_json_bytes
+from tests.support import envelope_body
 
 pytestmark = pytest.mark.django_db
 
@@ -22,45 +23,37 @@ def raw_post(client, path, payload: bytes):
     return client.generic("POST", path, payload, content_type="application/json")
 
 
-def envelope(response):
-    body = response.json()
-    assert set(body) == {"code", "message", "data"}
-    assert body["code"] == response.status_code
-    assert isinstance(body["message"], str) and body["message"]
-    return body
-
-
 def test_a_success_is_wrapped_in_the_envelope(user_client):
-    body = envelope(user_client.get(URL))
+    body = envelope_body(user_client.get(URL))
     assert body["message"] == "success" and "results" in body["data"]
 
 
 def test_an_error_is_wrapped_in_the_envelope_with_a_sentence(staff_client):
-    body = envelope(staff_client.get(f"{URL}/987654"))
+    body = envelope_body(staff_client.get(f"{URL}/987654"))
     assert body["data"] is None and body["message"] != "success"
 
 
 def test_a_validation_error_is_422_with_errors_per_field(staff_client):
     response = staff_client.post(URL, {"name": "", "pattern": "regex:("}, format="json")
     assert response.status_code == 422
-    errors = envelope(response)["data"]["errors"]
+    errors = envelope_body(response)["data"]["errors"]
     assert set(errors) >= {"name"} and all(isinstance(m, list) and m for m in errors.values())
 
 
 def test_malformed_json_is_400(staff_client):
     response = raw_post(staff_client, URL, b'{"name": "x",')
-    assert response.status_code == 400 and "JSON" in envelope(response)["message"]
+    assert response.status_code == 400 and "JSON" in envelope_body(response)["message"]
 
 
 def test_invalid_utf8_is_400(staff_client):
     response = raw_post(staff_client, URL, b'{"name": "\xff\xfe", "pattern": "x"}')
-    assert response.status_code == 400 and "UTF-8" in envelope(response)["message"]
+    assert response.status_code == 400 and "UTF-8" in envelope_body(response)["message"]
 
 
 def test_a_nul_character_is_422_and_stores_nothing(staff_client):
     count = HermesErrorPattern.objects.count()
     response = raw_post(staff_client, URL, b'{"name": "a\\u0000b", "pattern": "x"}')
-    assert response.status_code == 422 and "NUL" in envelope(response)["message"]
+    assert response.status_code == 422 and "NUL" in envelope_body(response)["message"]
     assert HermesErrorPattern.objects.count() == count
 
 
@@ -74,7 +67,7 @@ def test_a_nul_character_is_422_and_stores_nothing(staff_client):
     ],
 )
 def test_a_nul_character_is_a_422_whose_errors_name_the_field_path(staff_client, payload, field):
-    body = envelope(raw_post(staff_client, f"{URL}/detect", payload))
+    body = envelope_body(raw_post(staff_client, f"{URL}/detect", payload))
     assert body["code"] == 422 and "NUL" in body["message"]
     assert list(body["data"]["errors"]) == [field] and "NUL" in body["data"]["errors"][field][0]
 
@@ -82,12 +75,12 @@ def test_a_nul_character_is_a_422_whose_errors_name_the_field_path(staff_client,
 def test_nesting_deeper_than_64_is_422(staff_client):
     deep = "[" * 65 + "]" * 65
     response = raw_post(staff_client, URL, f'{{"name": "x", "pattern": "y", "extra": {deep}}}'.encode())
-    assert response.status_code == 422 and "64" in envelope(response)["message"]
+    assert response.status_code == 422 and "64" in envelope_body(response)["message"]
 
 
 @pytest.mark.parametrize("depth", [65, 100_000])
 def test_nesting_too_deep_is_a_422_with_a_non_field_error(staff_client, depth):
-    body = envelope(raw_post(staff_client, f"{URL}/detect", ("[" * depth + "]" * depth).encode()))
+    body = envelope_body(raw_post(staff_client, f"{URL}/detect", ("[" * depth + "]" * depth).encode()))
     assert body["code"] == 422 and list(body["data"]["errors"]) == ["nonFieldErrors"]
     assert "64" in body["data"]["errors"]["nonFieldErrors"][0]
 
@@ -100,7 +93,7 @@ def test_nesting_of_64_is_accepted_by_the_parser():
 @override_settings(MAX_BODY_BYTES=1024)
 def test_a_body_over_the_limit_is_413(staff_client):
     response = raw_post(staff_client, f"{URL}/detect", json.dumps({"text": "x" * 2000}).encode())
-    assert response.status_code == 413 and "1024" in envelope(response)["message"]
+    assert response.status_code == 413 and "1024" in envelope_body(response)["message"]
 
 
 @pytest.mark.parametrize("suffix", ["", "/"])
@@ -118,8 +111,8 @@ def test_post_accepts_an_optional_trailing_slash(staff_client, suffix):
 
 def test_pagination_reads_page_and_page_size(user_client):
     total = HermesErrorPattern.objects.count()
-    first = envelope(user_client.get(URL, {"pageSize": 1}))["data"]
-    second = envelope(user_client.get(URL, {"pageSize": 1, "page": 2}))["data"]
+    first = envelope_body(user_client.get(URL, {"pageSize": 1}))["data"]
+    second = envelope_body(user_client.get(URL, {"pageSize": 1, "page": 2}))["data"]
     assert first["count"] == total and len(first["results"]) == 1
     assert first["results"][0]["id"] != second["results"][0]["id"]
     assert first["previous"] is None and second["previous"]
@@ -129,14 +122,14 @@ def test_the_default_page_size_is_50(user_client):
     from tests.factories import PatternFactory
 
     PatternFactory.create_batch(max(0, 51 - HermesErrorPattern.objects.count()))
-    assert len(envelope(user_client.get(URL))["data"]["results"]) == 50
+    assert len(envelope_body(user_client.get(URL))["data"]["results"]) == 50
 
 
 @pytest.mark.parametrize("size", ["0", "501", "ten", "-1"])
 def test_a_bad_page_size_is_422(user_client, size):
     response = user_client.get(URL, {"pageSize": size})
-    assert response.status_code == 422 and "pageSize" in envelope(response)["message"]
-    assert list(envelope(response)["data"]["errors"]) == ["pageSize"]
+    assert response.status_code == 422 and "pageSize" in envelope_body(response)["message"]
+    assert list(envelope_body(response)["data"]["errors"]) == ["pageSize"]
 
 
 def test_a_page_beyond_the_end_is_404(user_client):
@@ -146,7 +139,7 @@ def test_a_page_beyond_the_end_is_404(user_client):
 def test_no_auth_is_401_with_www_authenticate(anon_client):
     response = anon_client.get(URL)
     assert response.status_code == 401 and response["WWW-Authenticate"].startswith("Token")
-    envelope(response)
+    envelope_body(response)
 
 
 def test_no_auth_on_a_write_is_401_not_403(anon_client):
@@ -157,7 +150,7 @@ def test_no_auth_on_a_write_is_401_not_403(anon_client):
 def test_a_non_staff_write_is_403(user_client):
     response = user_client.post(URL, VALID, format="json")
     assert response.status_code == 403
-    envelope(response)
+    envelope_body(response)
     assert not HermesErrorPattern.objects.filter(name=VALID["name"]).exists()
 
 
@@ -166,7 +159,7 @@ def test_a_session_post_without_a_csrf_token_is_403(staff_user):
     browser.force_login(staff_user)
     assert browser.get(URL).status_code == 200
     response = browser.post(URL, VALID, format="json")
-    assert response.status_code == 403 and "CSRF" in envelope(response)["message"]
+    assert response.status_code == 403 and "CSRF" in envelope_body(response)["message"]
     assert not HermesErrorPattern.objects.filter(name=VALID["name"]).exists()
 
 
