@@ -63,5 +63,12 @@ soak: install-dev
 	HARDENING_FUZZ_EXAMPLES=$${HARDENING_FUZZ_EXAMPLES:-60} HARDENING_RANDOM_TOKENS=$${HARDENING_RANDOM_TOKENS:-10000} \
 		$(BIN)/python -m pytest tests/hardening -q -s $(SOAK_ARGS)
 
+# Refresh the Simplified Chinese catalogues from the source (each app's strings into its own
+# locale/, templates/ into project/locale/), then compile them; the .mo files are committed.
+messages: install-dev
+	$(BIN)/python manage.py makemessages -l zh_Hans --no-location --no-obsolete \
+		--ignore '.venv/*' --ignore 'tests/*' --ignore 'demo/*' --ignore 'var/*' --ignore 'build/*'
+	$(BIN)/python manage.py compilemessages -l zh_Hans --ignore '.venv/*'
+
 clean:
 	rm -rf $(VENV) var/staticfiles test-output

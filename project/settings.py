@@ -186,6 +186,8 @@ LOGIN_REDIRECT_URL = "/patterns/"
 LOGOUT_REDIRECT_URL = "login"
 
 LANGUAGE_CODE = "en"
+# The catalogue of strings outside the apps' own folders (templates/) is the project's.
+LOCALE_PATHS = [BASE_DIR / "project" / "locale"]
 LANGUAGES = [("en", "English"), ("zh-hans", "简体中文")]
 USE_I18N = True
 TIME_ZONE = "UTC"

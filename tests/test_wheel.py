@@ -2,6 +2,7 @@
 installs the agent side's needs only, and the tools import without Django."""
 
 import json
+import shutil
 import subprocess
 import sys
 import venv
@@ -26,8 +27,12 @@ print(json.dumps({"tools": names, "server_modules": server, "toolset": wire.TOOL
 def agent_host(tmp_path_factory):
     """A fresh virtual environment with only the built wheel installed (no extra)."""
     work = tmp_path_factory.mktemp("wheel")
+    # Build from a copy: setuptools writes build/ and *.egg-info next to the sources.
+    source = work / "source"
+    skip = (".venv", ".git", "var", "build", "test-output", "*.egg-info", "__pycache__")
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(*skip))
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(work / "dist"), str(ROOT)],
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(work / "dist"), str(source)],
         check=True,
         cwd=work,
     )
