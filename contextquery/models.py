@@ -76,7 +76,10 @@ class WorkflowRun(models.Model):
         ordering = ["-started_at", "-id"]
         verbose_name = _("workflow run")
         verbose_name_plural = _("workflow runs")
-        permissions = [("record_run", "Can record runs (engine client)")]
+        permissions = [
+            ("record_run", "Can record runs (engine client)"),
+            ("read_all_runs", "Can read every run, not only its own"),
+        ]
         indexes = [
             models.Index(fields=["status", "-started_at"], name="run_status_started"),
             models.Index(fields=["workflow_id", "-started_at"], name="run_workflow_started"),

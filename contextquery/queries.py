@@ -127,26 +127,18 @@ def _not_a_predecessor(what: str) -> NotFound:
 
 def _resolve_node_visit(scope: Scope, *, node_id: str, iter_seq: int | None) -> str:
     """The uuid of the visit of ``node_id`` to read: the given iterSeq, or the
-    latest one among the predecessors. Raises ``NotFound``."""
-    visits = scope.visits_of(node_id)
-    if not visits:
-        raise NotFound(
-            f"Node '{node_id}' has not been visited in this run, so it is not a predecessor of the current visit."
-        )
+    latest one among the predecessors. Raises ``NotFound``.
+
+    Everything outside the scope gets the same answer — a node never visited,
+    visited only later or on another branch, an iterSeq it never reached — so a
+    token learns nothing about visits it may not read (issue 12).
+    """
+    readable = [u for u in scope.visits_of(node_id) if u in scope.ancestors]
     if iter_seq is not None:
-        for uuid in visits:
-            if scope.iter_seqs[uuid] == iter_seq:
-                if uuid not in scope.ancestors:
-                    raise _not_a_predecessor(f"Visit {iter_seq} of node '{node_id}'")
-                return uuid
-        raise NotFound(
-            f"Node '{node_id}' has no visit with iterSeq {iter_seq} in this run "
-            f"(it was visited {len(visits)} time{'s' if len(visits) != 1 else ''}), "
-            "so it is not a predecessor of the current visit."
-        )
-    readable = [u for u in visits if u in scope.ancestors]
+        readable = [u for u in readable if scope.iter_seqs[u] == iter_seq]
     if not readable:
-        raise _not_a_predecessor(f"Node '{node_id}'")
+        label = f"Node '{node_id}'" if iter_seq is None else f"Visit {iter_seq} of node '{node_id}'"
+        raise _not_a_predecessor(label)
     return readable[-1]
 
 
@@ -167,6 +159,22 @@ def path_query(*, token: ContextToken) -> dict:
 
 
 _MISSING = object()
+#: A dotted ``field`` has at most this many parts (more is a 422 at the door).
+MAX_FIELD_PARTS = 64
+#: A field lookup tries at most this many candidate keys, whatever the data:
+#: keys that themselves contain dots make the search branch, and a hostile
+#: output must not turn one query into seconds of CPU (SPEC §4.5, issue 12).
+MAX_FIELD_PROBES = 1000
+
+
+class FieldNotFound(LookupError):
+    """``field`` is not in the data: ``reached`` is the dotted path found deepest,
+    ``keys`` what is available there, ``bounded`` True when the lookup gave up
+    after :data:`MAX_FIELD_PROBES` tries."""
+
+    def __init__(self, reached: str, keys: str, *, bounded: bool = False):
+        super().__init__(reached, keys)
+        self.reached, self.keys, self.bounded = reached, keys, bounded
 
 
 def field_select(data, field: str):
@@ -174,22 +182,26 @@ def field_select(data, field: str):
 
     ``field`` names a key of ``data``; a dotted path reaches into nested objects
     and list indexes (``items.0.name``). At every level a key that itself
-    contains dots is tried whole first, then shorter prefixes. Raises
-    ``LookupError`` carrying ``(reached, keys)``: the dotted path that was found
-    deepest and the keys (or index range) available there.
+    contains dots is tried whole first, then shorter prefixes. At most
+    :data:`MAX_FIELD_PROBES` candidate keys are tried in all, so any lookup
+    takes milliseconds. Raises :class:`FieldNotFound` with the dotted path
+    found deepest and the keys (or index range) available there.
     """
     deepest = {"at": -1, "value": data}
     failed: set[tuple[int, int]] = set()
+    probes = [MAX_FIELD_PROBES]
 
     def step(value, start: int):
         if start > deepest["at"]:
             deepest["at"], deepest["value"] = start, value
-        remaining = field[start:]
-        if (id(value), start) in failed:
+        if (id(value), start) in failed or not isinstance(value, (dict, list)):
             return _MISSING
         # Candidate keys, longest first: the whole remaining text, then each prefix ending before a dot.
-        cuts = [len(field)] + [start + i for i in range(len(remaining) - 1, -1, -1) if remaining[i] == "."]
+        cuts = [len(field)] + [i for i in range(len(field) - 1, start - 1, -1) if field[i] == "."]
         for end in cuts:
+            if probes[0] <= 0:
+                return _MISSING
+            probes[0] -= 1
             key = field[start:end]
             if isinstance(value, dict) and key in value:
                 child = value[key]
@@ -208,13 +220,21 @@ def field_select(data, field: str):
     found = step(data, 0) if field else _MISSING
     if found is _MISSING:
         reached = field[: max(deepest["at"] - 1, 0)]
-        raise LookupError(reached, _available(deepest["value"]))
+        raise FieldNotFound(reached, _available(deepest["value"]), bounded=probes[0] <= 0)
     return found
+
+
+#: How many of the available keys a "field not found" answer names.
+AVAILABLE_KEYS_SHOWN = 20
 
 
 def _available(value) -> str:
     if isinstance(value, dict):
-        return ", ".join(repr(k) for k in value) if value else "none (an empty object)"
+        if not value:
+            return "none (an empty object)"
+        shown = [repr(k if len(k) <= 60 else k[:57] + "...") for k in list(value)[:AVAILABLE_KEYS_SHOWN]]
+        more = len(value) - len(shown)
+        return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
     if isinstance(value, list):
         return f"indexes 0 to {len(value) - 1}" if value else "none (an empty list)"
     return f"none (the value is {'null' if value is None else type(value).__name__})"
@@ -253,8 +273,8 @@ def output_query(
     if field is not None:
         try:
             data = field_select(data, field)
-        except LookupError as exc:
-            reached, keys = exc.args
+        except FieldNotFound as exc:
+            reached, keys = exc.reached, exc.keys
             where = f" at '{reached}'" if reached else ""
             raise NotFound(
                 f"Field '{field}' is not in the output data of node '{node_id}' (iterSeq {chosen_seq}); "

@@ -66,9 +66,15 @@ def _limits() -> dict:
 # --------------------------------------------------------------------------- access
 
 
+def run_can_read_all(*, user) -> bool:
+    """Reading every run needs ``contextquery.read_all_runs`` or staff (SPEC §4.3)."""
+    return bool(user and user.is_authenticated and (user.is_staff or user.has_perm("contextquery.read_all_runs")))
+
+
 def run_can_read(*, user) -> bool:
-    """Reading runs needs ``contextquery.view_workflowrun`` or staff (SPEC §4.3)."""
-    return bool(user and user.is_authenticated and (user.is_staff or user.has_perm("contextquery.view_workflowrun")))
+    """Reading runs at all: an engine client (its own runs) or a reader of all runs (SPEC §4.3).
+    Django's model ``view_*`` permissions govern the admin only."""
+    return run_can_read_all(user=user) or run_can_record(user=user)
 
 
 def run_can_record(*, user) -> bool:
@@ -81,6 +87,17 @@ def run_get(*, run_id: str) -> WorkflowRun:
     character: no run has one, and PostgreSQL refuses to compare it)."""
     run = WorkflowRun.objects.filter(run_id=run_id).first() if "\x00" not in run_id else None
     if run is None:
+        raise NotFound(_("Run '%(run)s' does not exist.") % {"run": run_id})
+    return run
+
+
+def run_get_for_reader(*, run_id: str, user) -> WorkflowRun:
+    """The run ``run_id`` if ``user`` may read it (SPEC §4.3): every run for a
+    reader of all runs, its own runs for an engine client. Raises NotFound
+    for an unknown run and for another client's run alike, so a client
+    cannot even learn which run ids exist."""
+    run = run_get(run_id=run_id)
+    if not run_can_read_all(user=user) and run.created_by_id != user.pk:
         raise NotFound(_("Run '%(run)s' does not exist.") % {"run": run_id})
     return run
 
@@ -218,13 +235,13 @@ def run_finish(*, run: WorkflowRun, status: str) -> tuple[WorkflowRun, int]:
     return run, cancelled
 
 
-def run_list(*, user=None):
-    """Runs, newest first, each annotated with ``visit_count``."""
-    return (
-        WorkflowRun.objects.select_related("created_by")
-        .annotate(visit_count=Count("visits"))
-        .order_by("-started_at", "-id")
-    )
+def run_list(*, user=None) -> QuerySet:
+    """Runs, newest first, each annotated with ``visit_count``: all of them, or
+    with ``user`` the ones it may read (its own unless it reads all runs, SPEC §4.3)."""
+    runs = WorkflowRun.objects.select_related("created_by").annotate(visit_count=Count("visits"))
+    if user is not None and not run_can_read_all(user=user):
+        runs = runs.filter(created_by=user)
+    return runs.order_by("-started_at", "-id")
 
 
 # --------------------------------------------------------------------------- visits

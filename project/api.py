@@ -15,11 +15,14 @@
 from __future__ import annotations
 
 import json
+import re
 
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, JsonResponse
 from django.utils import translation
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 from rest_framework import exceptions, status
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.parsers import BaseParser
@@ -61,19 +64,35 @@ class PayloadTooLarge(exceptions.APIException):
 
 def _where(path: str) -> str:
     """Where in the body a problem is, for a message: ``at 'logs[0]'`` or ``at the top level``."""
-    return f"at '{path}'" if path else "at the top level"
+    return _("at '%(path)s'") % {"path": path} if path else _("at the top level")
+
+
+#: A UTF-16 surrogate code point: JSON's ``"\ud800"`` escape decodes to one when it
+#: is not half of a pair (Python joins valid pairs into one character). It is not
+#: Unicode text: UTF-8 cannot encode it and the databases refuse or mangle it.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _text_problem(text: str) -> str | None:
+    """What makes ``text`` unstorable: "a NUL character", "a lone surrogate", or None."""
+    if "\x00" in text:
+        return gettext_noop("a NUL character")
+    if _LONE_SURROGATE.search(text):
+        return gettext_noop("a lone surrogate (half of a UTF-16 character pair)")
+    return None
 
 
 def json_problems(value, *, max_depth: int) -> tuple[str, str] | None:
     """Why parsed JSON ``value`` is refused: ``(field, sentence)``, or None.
 
     Checks nesting (containers deeper than ``max_depth``; field
-    ``nonFieldErrors``) and NUL characters in keys or strings, which
-    PostgreSQL cannot store (SPEC §2); the field is the path of the string
-    (``text``, ``logs[0].message``) or of the object holding the key.
-    Iterative, so a hostile document cannot exhaust the stack.
+    ``nonFieldErrors``) and, in keys and strings, NUL characters (PostgreSQL
+    cannot store them) and lone surrogates (``"\ud800"``: half of a character,
+    what a client that cut a string mid-emoji sends), SPEC §2, §4.3. The field
+    is the path of the string (``text``, ``logs[0].message``) or of the object
+    holding the key. Iterative, so a hostile document cannot exhaust the stack.
     """
-    too_deep = (NON_FIELD_ERRORS, f"The JSON body is nested deeper than {max_depth} levels.")
+    too_deep = (NON_FIELD_ERRORS, _("The JSON body is nested deeper than %(depth)d levels.") % {"depth": max_depth})
     stack = [(value, 1, "")]
     while stack:
         item, depth, where = stack.pop()
@@ -81,10 +100,12 @@ def json_problems(value, *, max_depth: int) -> tuple[str, str] | None:
             if depth > max_depth:
                 return too_deep
             for key, child in item.items():
-                if "\x00" in key:
+                problem = _text_problem(key)
+                if problem:
                     return (
                         where or NON_FIELD_ERRORS,
-                        f"A key {_where(where)} contains a NUL character, which is not allowed.",
+                        _("A key %(where)s contains %(problem)s, which is not allowed.")
+                        % {"where": _where(where), "problem": _(problem)},
                     )
                 stack.append((child, depth + 1, f"{where}.{key}" if where else key))
         elif isinstance(item, list):
@@ -92,10 +113,19 @@ def json_problems(value, *, max_depth: int) -> tuple[str, str] | None:
                 return too_deep
             for index, child in enumerate(item):
                 stack.append((child, depth + 1, f"{where}[{index}]"))
-        elif isinstance(item, str) and "\x00" in item:
-            if not where:
-                return (NON_FIELD_ERRORS, "The body is a string with a NUL character, which is not allowed.")
-            return (where, f"The field '{where}' contains a NUL character, which is not allowed.")
+        elif isinstance(item, str):
+            problem = _text_problem(item)
+            if problem and not where:
+                return (
+                    NON_FIELD_ERRORS,
+                    _("The body is a string with %(problem)s, which is not allowed.") % {"problem": _(problem)},
+                )
+            if problem:
+                return (
+                    where,
+                    _("The field '%(field)s' contains %(problem)s, which is not allowed.")
+                    % {"field": where, "problem": _(problem)},
+                )
     return None
 
 

@@ -9,6 +9,7 @@ from django.utils.translation import gettext_lazy as _
 from rest_framework import serializers
 
 from contextquery.client.wire import MAX_MAX_BYTES, META_KINDS, MIN_MAX_BYTES
+from contextquery.queries import MAX_FIELD_PARTS
 from contextquery.tokens import config
 from project.serializers import StrictCharField, StrictIntegerField, StrictSerializer
 
@@ -58,6 +59,14 @@ class _ByteBudgetMixin(StrictSerializer):
         return config()["MAX_BYTES"] if value is None else value
 
 
+def _field_parts_bounded(value):
+    if value is not None and value.count(".") + 1 > MAX_FIELD_PARTS:
+        raise serializers.ValidationError(
+            _("A field may have at most %(limit)d dotted parts; this one has %(count)d.")
+            % {"limit": MAX_FIELD_PARTS, "count": value.count(".") + 1}
+        )
+
+
 class OutputQuerySerializer(ContextQuerySerializer, _ByteBudgetMixin):
     """``POST /internal/context/output`` body."""
 
@@ -65,7 +74,8 @@ class OutputQuerySerializer(ContextQuerySerializer, _ByteBudgetMixin):
     field = _optional(
         StrictCharField,
         max_length=500,
-        help_text="A key of data; a dotted path reaches into nested objects and list indexes.",
+        validators=[_field_parts_bounded],
+        help_text="A key of data; a dotted path (at most 64 parts) reaches into nested objects and list indexes.",
     )
 
 

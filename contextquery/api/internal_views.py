@@ -127,14 +127,21 @@ class ContextQueryView(APIView):
         raise NotImplementedError
 
     def dispatch(self, request, *args, **kwargs):
-        response = super().dispatch(request, *args, **kwargs)
+        try:
+            response = super().dispatch(request, *args, **kwargs)
+        except Exception:
+            # A server fault still leaves its audit row (SPEC §4.5: every
+            # authenticated query is audited, whatever its answer).
+            if getattr(self, "_token", None) is not None:
+                self._audit(self._token, status_code=500, size=0)
+            raise
         token = getattr(self, "_token", None)
         if token is not None:
             response.render()
-            self._audit(token, response)
+            self._audit(token, status_code=response.status_code, size=len(response.content))
         return response
 
-    def _audit(self, token, response) -> None:
+    def _audit(self, token, *, status_code: int, size: int) -> None:
         body = self._body if isinstance(self._body, dict) else {}
         iter_seq = body.get("iterSeq")
         target = body.get("visitUuid")
@@ -148,8 +155,8 @@ class ContextQueryView(APIView):
             iter_seq=iter_seq
             if isinstance(iter_seq, int) and not isinstance(iter_seq, bool) and abs(iter_seq) < 2**31
             else None,
-            status_code=response.status_code,
-            bytes_returned=len(response.content),
+            status_code=status_code,
+            bytes_returned=size,
             duration_ms=round((time.perf_counter() - self._started) * 1000, 3),
             created_at=timezone.now(),
         )

@@ -23,8 +23,9 @@ VISIT_UUID = OpenApiParameter(
 
 
 class RecordingPermission(permissions.BasePermission):
-    """Reading: ``contextquery.view_workflowrun`` or staff; writing:
-    ``contextquery.record_run`` (SPEC §4.3). Ownership of a run is checked by
+    """Reading: an engine client (``record_run``, its own runs) or a reader of
+    all runs (``read_all_runs`` or staff); writing: ``record_run`` (SPEC §4.3).
+    Ownership of a run is checked by ``recording.run_get_for_reader`` and
     ``recording.run_get_for_writer``."""
 
     def has_permission(self, request, view):
@@ -32,7 +33,10 @@ class RecordingPermission(permissions.BasePermission):
         if not (user and user.is_authenticated):
             return False
         if request.method in permissions.SAFE_METHODS:
-            self.message = _("Reading runs needs the contextquery.view_workflowrun permission or a staff user.")
+            self.message = _(
+                "Reading runs needs an engine client (contextquery.record_run, its own runs) or the "
+                "contextquery.read_all_runs permission."
+            )
             return recording.run_can_read(user=user)
         self.message = _("Recording runs needs the contextquery.record_run permission.")
         return recording.run_can_record(user=user)
@@ -49,7 +53,7 @@ class RecordingView(generics.GenericAPIView):
         return serializer
 
     def run_for_reading(self):
-        return recording.run_get(run_id=self.kwargs["run_id"])
+        return recording.run_get_for_reader(run_id=self.kwargs["run_id"], user=self.request.user)
 
     def run_for_writing(self):
         return recording.run_get_for_writer(run_id=self.kwargs["run_id"], user=self.request.user)
@@ -68,7 +72,7 @@ class RunListCreateView(RecordingView):
     error_statuses = ("400", "401", "403", "404", "413", "422")
 
     def get_queryset(self):
-        return recording.run_list()
+        return recording.run_list(user=self.request.user)
 
     @extend_schema(operation_id="runs_list", summary="List runs", responses=s.RunSerializer(many=True))
     def get(self, request):

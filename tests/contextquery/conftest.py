@@ -24,7 +24,7 @@ from tests.factories import UserFactory
 
 @pytest.fixture
 def engine_user(db):
-    """An engine client user (record_run + view_workflowrun)."""
+    """An engine client user (record_run: records runs, reads its own)."""
     return EngineUserFactory()
 
 
@@ -42,9 +42,9 @@ def other_engine_client(db):
 
 @pytest.fixture
 def reader_client(db):
-    """A non-staff user who may read runs (view_workflowrun) but not record."""
+    """A non-staff user who may read every run (read_all_runs) but not record."""
     user = UserFactory()
-    user.user_permissions.add(Permission.objects.get(codename="view_workflowrun"))
+    user.user_permissions.add(Permission.objects.get(codename="read_all_runs"))
     return token_client(user)
 
 

@@ -41,7 +41,7 @@ DIAMOND = canvas("AB AC BD CD")
 
 
 class EngineUserFactory(UserFactory):
-    """A user with ``contextquery.record_run`` and ``view_workflowrun`` (an engine client)."""
+    """A user with ``contextquery.record_run`` (an engine client: records runs, reads its own)."""
 
     username = factory.Sequence(lambda n: f"engine{n}")
 
@@ -49,9 +49,7 @@ class EngineUserFactory(UserFactory):
     def engine_permissions(obj, create, extracted, **kwargs):
         if create:
             obj.user_permissions.add(
-                *Permission.objects.filter(
-                    content_type__app_label="contextquery", codename__in=["record_run", "view_workflowrun"]
-                )
+                *Permission.objects.filter(content_type__app_label="contextquery", codename__in=["record_run"])
             )
 
 

@@ -23,12 +23,18 @@ def run_command(*args) -> list[str]:
 def test_create_engine_client_prints_a_token_that_records_runs(db, client):
     lines = run_command("create_engine_client", "planner-engine")
     user = get_user_model().objects.get(username="planner-engine")
-    assert user.has_perm("contextquery.record_run") and user.has_perm("contextquery.view_workflowrun")
+    assert user.has_perm("contextquery.record_run") and not user.has_perm("contextquery.read_all_runs")
     assert not user.has_usable_password()
     response = client.post(
         "/api/runs", {"graph": CHAIN}, content_type="application/json", HTTP_AUTHORIZATION=f"Token {lines[-1]}"
     )
     assert envelope(response, 201)["createdBy"] == "planner-engine"
+
+
+def test_create_engine_client_with_read_all_may_read_every_run(db):
+    run_command("create_engine_client", "auditor", "--read-all")
+    user = get_user_model().objects.get(username="auditor")
+    assert user.has_perm("contextquery.record_run") and user.has_perm("contextquery.read_all_runs")
 
 
 def test_create_engine_client_refuses_a_taken_name(db):

@@ -208,10 +208,21 @@ def test_refused_requests_count_against_the_budget_too(ask, flyback, c2):
     assert flyback.by["C2"].query_count == 3
 
 
-def test_a_node_never_visited_is_404(ask, c2):
+def test_a_node_never_visited_gets_the_same_404_as_one_out_of_scope(ask, c2):
     token, run_id = c2
     response = ask("output", token, {"runId": run_id, "nodeId": "Z"})
-    assert response.status_code == 404 and "not been visited" in body_of(response)["message"]
+    assert response.status_code == 404
+    assert body_of(response)["message"] == "Node 'Z' is not a predecessor of the current visit."
+
+
+@pytest.mark.parametrize("iter_seq", [2, 99])
+def test_an_iter_seq_out_of_scope_says_no_more_than_not_a_predecessor(ask, c2, iter_seq):
+    """C was visited twice; its second visit is the token's own: neither it nor a
+    visit that never happened may be told apart from any other out-of-scope visit."""
+    token, run_id = c2
+    response = ask("output", token, {"runId": run_id, "nodeId": "C", "iterSeq": iter_seq})
+    assert response.status_code == 404
+    assert body_of(response)["message"] == f"Visit {iter_seq} of node 'C' is not a predecessor of the current visit."
 
 
 def test_a_sibling_branch_is_not_readable(ask, branches, issue):
@@ -319,7 +330,8 @@ def test_the_second_visit_of_c_is_not_readable_from_itself(ask, c2):
 def test_an_iter_seq_beyond_the_visits_of_a_node_is_404(ask, c2):
     token, run_id = c2
     response = ask("output", token, {"runId": run_id, "nodeId": "B", "iterSeq": 3})
-    assert response.status_code == 404 and "no visit with iterSeq 3" in body_of(response)["message"]
+    assert response.status_code == 404
+    assert body_of(response)["message"] == "Visit 3 of node 'B' is not a predecessor of the current visit."
 
 
 def test_a_running_predecessor_is_readable_with_a_null_status(ask, branches):

@@ -3,6 +3,7 @@
 import json
 
 import pytest
+from django.contrib.auth.models import Permission
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
@@ -44,6 +45,30 @@ def test_a_user_without_record_run_cannot_create_a_run(user_client):
 
 def test_a_user_without_view_permission_cannot_read_runs(user_client):
     assert envelope(user_client.get("/api/runs"), 403) is None
+
+
+def test_djangos_view_permission_alone_reads_no_run(db, run_id):
+    """``view_workflowrun`` governs the admin only (SPEC §4.3)."""
+    user = UserFactory()
+    user.user_permissions.add(Permission.objects.get(codename="view_workflowrun"))
+    envelope(token_client(user).get(f"/api/runs/{run_id}"), 403)
+
+
+def test_an_engine_client_reads_its_own_runs_only(engine_client, other_engine_client, run_id):
+    theirs = envelope(post(other_engine_client, "/api/runs", {"graph": CHAIN}), 201)["runId"]
+    assert [r["runId"] for r in envelope(engine_client.get("/api/runs"), 200)["results"]] == [run_id]
+    assert [r["runId"] for r in envelope(other_engine_client.get("/api/runs"), 200)["results"]] == [theirs]
+
+
+@pytest.mark.parametrize("path", ["", "/visits"])
+def test_another_engine_clients_run_is_404_to_read(other_engine_client, run_id, path):
+    response = other_engine_client.get(f"/api/runs/{run_id}{path}")
+    assert envelope(response, 404) is None and response.json()["message"] == f"Run '{run_id}' does not exist."
+
+
+def test_another_engine_clients_visit_is_404_to_read(engine_client, other_engine_client, run_id):
+    visit = register(engine_client, run_id, {"nodeId": "A"})["visitUuid"]
+    envelope(other_engine_client.get(f"/api/runs/{run_id}/visits/{visit}"), 404)
 
 
 def test_a_reader_may_read_but_not_record(reader_client, run_id):

@@ -25,7 +25,7 @@ def setup() -> dict:
     from contextquery import judgement, recording
 
     user = get_user_model().objects.create(username=f"mixed-{os.getpid()}")
-    user.user_permissions.add(*Permission.objects.filter(codename__in=["record_run", "view_workflowrun"]))
+    user.user_permissions.add(*Permission.objects.filter(codename__in=["record_run"]))
     user = get_user_model().objects.get(pk=user.pk)
     graph = {"nodes": [{"id": n} for n in "ABCG"], "edges": [{"source": s, "target": t} for s, t in ("AB", "BC", "CG")]}
     run, _ = recording.run_create(user=user, graph=graph, mode="AGENTIC")

@@ -1,21 +1,25 @@
-"""``manage.py create_engine_client NAME``: a user for a workflow engine (SPEC §4.3).
+"""``manage.py create_engine_client NAME [--read-all]``: a user for a workflow engine (SPEC §4.3).
 
-The user gets ``contextquery.record_run`` and ``contextquery.view_workflowrun``
-and no usable password; its API token is printed alone on the last line.
+The user gets ``contextquery.record_run`` (it records runs and reads its own)
+and, with ``--read-all``, ``contextquery.read_all_runs``; no usable password.
+Its API token is printed alone on the last line.
 """
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
+from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 from django.utils.translation import gettext as _
 from knox.models import AuthToken
 
-ENGINE_PERMISSIONS = ("record_run", "view_workflowrun")
+ENGINE_PERMISSIONS = ("record_run",)
+READ_ALL_PERMISSION = "read_all_runs"
 
 
-def engine_client_create(*, name: str):
-    """Create the engine-client user ``name`` with the recording permissions.
+def engine_client_create(*, name: str, read_all: bool = False):
+    """Create the engine-client user ``name`` with the recording permission (and,
+    with ``read_all``, the permission to read every run).
 
     Returns ``(user, token)``; raises CommandError when the name is taken.
     """
@@ -33,24 +37,24 @@ def engine_client_create(*, name: str):
         user.set_unusable_password()
         user.full_clean(exclude=["password"])
         user.save()
+        codenames = (*ENGINE_PERMISSIONS, READ_ALL_PERMISSION) if read_all else ENGINE_PERMISSIONS
         user.user_permissions.add(
-            *Permission.objects.filter(content_type__app_label="contextquery", codename__in=ENGINE_PERMISSIONS)
+            *Permission.objects.filter(content_type__app_label="contextquery", codename__in=codenames)
         )
         _instance, token = AuthToken.objects.create(user=user)
     return user, token
 
 
 class Command(BaseCommand):
-    help = "Create a workflow-engine client user that may record and read runs, and print its API token last."
+    help = "Create a workflow-engine client user that records runs and reads its own, and print its API token last."
 
     def add_arguments(self, parser):
         parser.add_argument("name", help="The user name of the engine client.")
+        parser.add_argument("--read-all", action="store_true", help="Let it read every run, not only its own.")
 
-    def handle(self, *args, name, **options):
-        from django.core.exceptions import ValidationError
-
+    def handle(self, *args, name, read_all=False, **options):
         try:
-            user, token = engine_client_create(name=name)
+            user, token = engine_client_create(name=name, read_all=read_all)
         except ValidationError as exc:
             raise CommandError(
                 _("%(name)r is not a valid user name: %(why)s") % {"name": name, "why": "; ".join(exc.messages)}
@@ -60,6 +64,9 @@ class Command(BaseCommand):
                 "Engine client %(name)s created with %(perms)s. Its API token (shown once; send it as "
                 "'Authorization: Token <token>'):"
             )
-            % {"name": user.username, "perms": ", ".join(ENGINE_PERMISSIONS)}
+            % {
+                "name": user.username,
+                "perms": ", ".join(p.codename for p in user.user_permissions.order_by("codename")),
+            }
         )
         self.stdout.write(token)

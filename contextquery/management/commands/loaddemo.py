@@ -340,9 +340,7 @@ def demo_engine():
         user.set_unusable_password()
         user.save(update_fields=["password"])
     user.user_permissions.add(
-        *Permission.objects.filter(
-            content_type__app_label="contextquery", codename__in=("record_run", "view_workflowrun")
-        )
+        *Permission.objects.filter(content_type__app_label="contextquery", codename__in=("record_run",))
     )
     return get_user_model().objects.get(pk=user.pk)  # fresh permission cache
 
