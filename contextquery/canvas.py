@@ -6,7 +6,9 @@
 applies it for every other writer (``loaddemo``, tests). Node ids are unique
 non-empty strings, ``failStrategy`` is ``abort`` (the default, filled in) or
 ``skip``, edges join nodes of the graph, and a canvas holds at most
-``MAX_GRAPH_NODES`` nodes. Unknown keys are refused, like everywhere else.
+``MAX_GRAPH_NODES`` nodes and ``MAX_GRAPH_EDGES`` edges, so laying it out
+and classifying its hops stays fast. Unknown keys are refused, like
+everywhere else.
 """
 
 from __future__ import annotations
@@ -73,6 +75,15 @@ class GraphSerializer(StrictSerializer):
                 % {"limit": limit, "count": len(nodes)}
             )
         return nodes
+
+    def validate_edges(self, edges):
+        limit = settings.HERMES_CONTEXT_QUERY["MAX_GRAPH_EDGES"]
+        if len(edges) > limit:
+            raise serializers.ValidationError(
+                _("A canvas may have at most %(limit)d edges (MAX_GRAPH_EDGES); this one has %(count)d.")
+                % {"limit": limit, "count": len(edges)}
+            )
+        return edges
 
     def validate(self, attrs):
         seen: set[str] = set()

@@ -13,7 +13,7 @@ from django import forms
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
-from contextquery.models import RunMode, RunStatus, Visit, VisitStatus, WorkflowRun
+from contextquery.models import LogType, RunMode, RunStatus, Visit, VisitLog, VisitStatus, WorkflowRun
 
 
 class UtcIsoDateTimeField(django_filters.fields.IsoDateTimeField):
@@ -59,6 +59,16 @@ class RunFilter(django_filters.FilterSet):
         return queryset.filter(
             Q(run_id__icontains=value) | Q(workflow_name__icontains=value) | Q(workflow_id__icontains=value)
         )
+
+
+class LogFilter(django_filters.FilterSet):
+    """Filters of a visit's log list: ``type``."""
+
+    type = django_filters.ChoiceFilter(choices=LogType.choices, label=_("Type"))
+
+    class Meta:
+        model = VisitLog
+        fields = []
 
 
 class VisitFilter(django_filters.FilterSet):

@@ -129,6 +129,7 @@ class Visit(models.Model):
     registration = models.JSONField(default=dict, blank=True, editable=False)
     completion = models.JSONField(null=True, blank=True, editable=False)
     log_counter = models.PositiveIntegerField(default=0, editable=False)
+    log_count = models.PositiveIntegerField(_("logs"), default=0, editable=False)
     query_count = models.PositiveIntegerField(_("context queries"), default=0, editable=False)
     started_at = models.DateTimeField(_("started"))
     ended_at = models.DateTimeField(_("ended"), null=True, blank=True)

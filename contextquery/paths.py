@@ -1,9 +1,10 @@
 """Parents, hops and predecessor path graphs of visits (SPEC §4.2).
 
-Pure: plain data in, plain data out, no Django import. The canvas is the run's
-``graph`` dict (``{nodes: [{id, …}], edges: [{source, target}]}``) or a
-:class:`Canvas` built from it once (preferred when many calls share a canvas:
-its ancestor sets are computed once per node and memoised). Visits are
+Pure: plain data in, plain data out, no Django import (networkx computes the
+canvas's reachability). The canvas is the run's ``graph`` dict (``{nodes:
+[{id, …}], edges: [{source, target}]}``) or a :class:`Canvas` built from it
+once (preferred when many calls share a canvas: which node reaches which is
+computed once, near-linearly, on the first question). Visits are
 :class:`VisitNode` values; :func:`visit_node_of` builds one from anything with
 the same attributes (a ``Visit`` row included).
 
@@ -14,9 +15,11 @@ hang on either.
 
 from __future__ import annotations
 
-from collections import deque
+from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+
+import networkx as nx
 
 MAX_PATHS = 100
 MAX_PATH_DEPTH = 200
@@ -57,13 +60,13 @@ def visit_node_of(visit) -> VisitNode:
 
 
 class Canvas:
-    """A run's canvas with edge lookups and memoised ancestor sets.
+    """A run's canvas with edge lookups and reachability computed once.
 
     Built from ``{nodes: [{id}], edges: [{source, target}]}``; malformed entries
     are ignored (validation belongs to :mod:`contextquery.canvas`).
     """
 
-    __slots__ = ("node_ids", "edges", "predecessors", "_ancestors")
+    __slots__ = ("node_ids", "edges", "predecessors", "_reach")
 
     def __init__(self, graph: Mapping | None):
         graph = graph or {}
@@ -81,25 +84,48 @@ class Canvas:
                 continue
             self.edges.add((s, t))
             self.predecessors.setdefault(t, []).append(s)
-        self._ancestors: dict[str, frozenset[str]] = {}
+        self._reach: tuple[dict[str, int], dict[str, int]] | None = None
 
     def has_edge(self, source: str, target: str) -> bool:
         return (source, target) in self.edges
 
+    def is_ancestor(self, node_id: str, of: str) -> bool:
+        """Whether the canvas has a path from ``node_id`` to ``of`` (``of`` itself
+        only through a cycle). The reachability of every node is computed once,
+        on the first question, in time near-linear in the canvas: strongly
+        connected components, then ancestor bitsets over their condensation."""
+        if self._reach is None:
+            self._reach = self._reachability()
+        bit_of, ancestors_of = self._reach
+        bit = bit_of.get(node_id)
+        return bit is not None and bool(ancestors_of.get(of, 0) >> bit & 1)
+
+    def _reachability(self) -> tuple[dict[str, int], dict[str, int]]:
+        graph = nx.DiGraph()
+        graph.add_nodes_from(self.node_ids)
+        graph.add_edges_from(self.edges)
+        dag = nx.condensation(graph)
+        members = dag.graph["mapping"]  # node -> component
+        bit_of = {node: i for i, node in enumerate(graph.nodes)}
+        component_bits: dict[int, int] = defaultdict(int)
+        for node, component in members.items():
+            component_bits[component] |= 1 << bit_of[node]
+        # Ancestors of a component: its predecessors' ancestors and members,
+        # and its own members when it holds a cycle (two nodes, or a self-loop).
+        ancestors: dict[int, int] = {}
+        for component in nx.topological_sort(dag):
+            bits = 0
+            for pred in dag.predecessors(component):
+                bits |= ancestors[pred] | component_bits[pred]
+            cyclic = len(dag.nodes[component]["members"]) > 1 or any(
+                (n, n) in self.edges for n in dag.nodes[component]["members"]
+            )
+            ancestors[component] = bits | (component_bits[component] if cyclic else 0)
+        return bit_of, {node: ancestors[component] for node, component in members.items()}
+
     def ancestors(self, node_id: str) -> frozenset[str]:
         """Every node with a canvas path to ``node_id`` (itself only via a cycle)."""
-        found = self._ancestors.get(node_id)
-        if found is None:
-            seen: set[str] = set()
-            queue = deque(self.predecessors.get(node_id, ()))
-            while queue:
-                n = queue.popleft()
-                if n in seen:
-                    continue
-                seen.add(n)
-                queue.extend(self.predecessors.get(n, ()))
-            found = self._ancestors[node_id] = frozenset(seen)
-        return found
+        return frozenset(n for n in self.node_ids if self.is_ancestor(n, of=node_id))
 
 
 def as_canvas(canvas: Canvas | Mapping | None) -> Canvas:
@@ -117,7 +143,7 @@ def hop_kind(*, parent_node: str, child_node: str, canvas: Canvas | Mapping) -> 
     canvas = as_canvas(canvas)
     if canvas.has_edge(parent_node, child_node):
         return EDGE
-    if child_node == parent_node or child_node in canvas.ancestors(parent_node):
+    if child_node == parent_node or canvas.is_ancestor(child_node, of=parent_node):
         return BACKTRACK
     return JUMP
 

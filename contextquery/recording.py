@@ -17,6 +17,7 @@ constraints on ``(run, sortOrder)``, ``(run, nodeId, iterSeq)`` and
 
 from __future__ import annotations
 
+import json
 import re
 import uuid
 from dataclasses import dataclass
@@ -41,8 +42,8 @@ from contextquery.models import (
     generate_run_id,
 )
 from patterns.models import JudgedReply
-from project.api import camel_case
-from project.errors import Conflict, Forbidden, Invalid, NotFound
+from project.api import camel_case, json_problems
+from project.errors import Conflict, Forbidden, Invalid, LimitReached, NotFound
 
 #: runIds appear in URLs, so they are limited to URL-safe characters.
 RUN_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$")
@@ -457,18 +458,74 @@ def visit_paths(*, visit: Visit, max_paths: int | None = None, max_depth: int | 
     )
 
 
+#: Logs a visit's detail carries; the rest are paged by ``GET …/logs`` (issue 12).
+DETAIL_LOGS = 100
+
+
 def visit_detail(*, visit: Visit) -> dict:
-    """A visit with its logs, predecessor paths and the reads its LLM made:
-    ``{"visit", "logs", "paths", "reads"}`` (querysets and a PathGraph)."""
+    """A visit with its first :data:`DETAIL_LOGS` logs, predecessor paths and the
+    reads its LLM made: ``{"visit", "logs", "paths", "reads"}``; ``visit.log_count``
+    says how many logs there are in all."""
     return {
         "visit": visit,
-        "logs": list(visit.logs.order_by("seq")),
+        "logs": list(visit.logs.order_by("seq")[:DETAIL_LOGS]),
         "paths": visit_paths(visit=visit),
         "reads": list(visit.reads.order_by("created_at", "id")),
     }
 
 
+def log_list(*, visit: Visit) -> QuerySet:
+    """The logs of ``visit`` by seq (paginate it)."""
+    return VisitLog.objects.filter(visit=visit).order_by("seq")
+
+
 # --------------------------------------------------------------------------- logs
+
+
+def _todo_shape_ok(value) -> bool:
+    return isinstance(value, list) and all(
+        isinstance(item, dict) and isinstance(item.get("text"), str) and isinstance(item.get("status", ""), str)
+        for item in value
+    )
+
+
+def _decoded(text, *, where: str):
+    """``text`` parsed as JSON when it is a JSON object or list, else None. The
+    decoded value obeys the body's rules (no NUL, no lone surrogate, nesting
+    at most ``MAX_JSON_DEPTH``): Invalid at ``where`` otherwise."""
+    if not isinstance(text, str) or text.lstrip()[:1] not in ("{", "["):
+        return None
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    problem = json_problems(value, max_depth=settings.MAX_JSON_DEPTH)
+    if problem:
+        raise Invalid.field(where, problem[1])
+    return value
+
+
+def _log_checked(index: int, entry: dict) -> dict:
+    """One log entry checked and normalised (see :func:`logs_append`); raises Invalid naming ``logs[i].…``."""
+    if entry.get("type") not in LogType.values:
+        raise Invalid.field(f"logs[{index}].type", _one_of(LogType.values, entry.get("type")))
+    seq = entry.get("seq")
+    if seq is not None and (isinstance(seq, bool) or not isinstance(seq, int) or seq < 1):
+        raise Invalid.field(f"logs[{index}].seq", _("must be a positive integer."))
+    detail = entry.get("detail")
+    if entry["type"] == LogType.TODO_UPDATE:
+        todo = _decoded(detail, where=f"logs[{index}].detail") if isinstance(detail, str) else detail
+        if not _todo_shape_ok(todo):
+            raise Invalid.field(
+                f"logs[{index}].detail",
+                _("a TODO_UPDATE's detail must be the whole todo list [{text, status}, …], as JSON or as JSON text."),
+            )
+        return {**entry, "detail": todo}
+    if entry["type"] == LogType.TOOL_CALL and isinstance(detail, str):
+        arguments = _decoded(detail, where=f"logs[{index}].detail")
+        if arguments is not None:
+            return {**entry, "detail": arguments}
+    return entry
 
 
 def logs_append(*, visit: Visit, logs: list[dict]) -> dict:
@@ -477,19 +534,18 @@ def logs_append(*, visit: Visit, logs: list[dict]) -> dict:
     Each entry: ``{seq?, type, timestamp?, message?, detail?}`` (``timestamp`` a
     datetime or None = now). A log whose ``(visit, seq)`` exists, or repeats a
     seq earlier in the batch, is skipped; entries without ``seq`` get the next
-    one after the highest stored. Accepted after completion and after the run
-    finished. Returns ``{"added", "skipped", "lastSeq"}``. Raises Invalid for an
-    unknown type or a bad seq.
+    one after the highest stored. A TODO_UPDATE's ``detail`` is the whole list
+    ``[{text, status}]``, or that list as JSON text (decoded here); a
+    TOOL_CALL's arguments sent as JSON text are decoded too (SPEC §4.1).
+    Accepted after completion and after the run finished. Returns ``{"added",
+    "skipped", "lastSeq"}``. Raises Invalid for an unknown type, a bad seq or a
+    todo list of another shape; LimitReached (429) when the visit would hold
+    more than ``MAX_LOGS_PER_VISIT`` logs (nothing of the batch is stored).
     """
-    for i, entry in enumerate(logs):
-        if entry.get("type") not in LogType.values:
-            raise Invalid.field(f"logs[{i}].type", _one_of(LogType.values, entry.get("type")))
-        seq = entry.get("seq")
-        if seq is not None and (isinstance(seq, bool) or not isinstance(seq, int) or seq < 1):
-            raise Invalid.field(f"logs[{i}].seq", _("must be a positive integer."))
+    logs = [_log_checked(i, entry) for i, entry in enumerate(logs)]
     now = timezone.now()
     with transaction.atomic():
-        locked = Visit.objects.select_for_update().only("id", "log_counter").get(pk=visit.pk)
+        locked = Visit.objects.select_for_update().only("id", "log_counter", "log_count").get(pk=visit.pk)
         wanted = {e["seq"] for e in logs if e.get("seq") is not None}
         taken = set(VisitLog.objects.filter(visit_id=visit.pk, seq__in=wanted).values_list("seq", flat=True))
         counter = locked.log_counter
@@ -514,9 +570,24 @@ def logs_append(*, visit: Visit, logs: list[dict]) -> dict:
                     detail=entry.get("detail"),
                 )
             )
+        limit = _limits()["MAX_LOGS_PER_VISIT"]
+        if locked.log_count + len(rows) > limit:
+            raise LimitReached(
+                _(
+                    "Visit '%(visit)s' holds %(count)d logs; MAX_LOGS_PER_VISIT (%(limit)d) leaves room for %(room)d, "
+                    "and this batch has %(new)d new ones."
+                )
+                % {
+                    "visit": visit.visit_uuid,
+                    "count": locked.log_count,
+                    "limit": limit,
+                    "room": max(limit - locked.log_count, 0),
+                    "new": len(rows),
+                }
+            )
         VisitLog.objects.bulk_create(rows)
-        if counter != locked.log_counter:
-            Visit.objects.filter(pk=visit.pk).update(log_counter=counter)
+        if rows:
+            Visit.objects.filter(pk=visit.pk).update(log_counter=counter, log_count=locked.log_count + len(rows))
     visit.log_counter = counter
     tokens.tokens_touch(visit=visit)
     return {"added": len(rows), "skipped": skipped, "lastSeq": counter}

@@ -51,6 +51,10 @@ INLINE_CHARS = 100_000
 #: A log's detail is shown up to this many characters in the log tables (a visit
 #: may have hundreds of logs, and tool calls appear twice: as calls and as logs).
 LOG_DETAIL_CHARS = 5_000
+#: Raw logs per page of the visit page (``?logs=2`` is the second page).
+LOGS_PER_PAGE = 100
+#: Thoughts and tool calls shown in their sections; the rest are in the raw logs.
+SECTION_ENTRIES = 100
 
 
 staff_required = staff_page(gettext_lazy("The run pages are for staff users."))
@@ -184,15 +188,18 @@ def _tool_calls(logs) -> list[dict]:
             "detail": shown_text(log.detail, as_json=not isinstance(log.detail, str), limit=LOG_DETAIL_CHARS),
         }
         for log in logs
-        if log.type in (LogType.TOOL_CALL, LogType.TOOL_RESULT)
     ]
 
 
-def _todo_list(logs) -> list[dict]:
-    for log in reversed(logs):
-        if log.type == LogType.TODO_UPDATE and isinstance(log.detail, list):
-            return [item for item in log.detail if isinstance(item, dict)]
-    return []
+def _todo_list(visit: Visit) -> list[dict]:
+    last = visit.logs.filter(type=LogType.TODO_UPDATE).order_by("-seq").values_list("detail", flat=True).first()
+    return [item for item in last if isinstance(item, dict)] if isinstance(last, list) else []
+
+
+def _first(logs, limit: int) -> tuple[list, int]:
+    """The first ``limit`` of a log queryset and how many it holds in all."""
+    shown = list(logs[:limit])
+    return shown, (len(shown) if len(shown) < limit else logs.count())
 
 
 @staff_required
@@ -202,7 +209,13 @@ def visit_detail(request, run_id, visit_uuid):
     failure and its pattern, predecessor paths, reads and tokens."""
     run = _run_or_404(run_id)
     visit = _visit_or_404(run, visit_uuid)
-    logs = list(visit.logs.order_by("seq"))
+    # A visit may hold thousands of logs: the page shows one page of raw logs
+    # and the first entries of each derived section (issue 12).
+    log_page = Paginator(visit.logs.order_by("seq"), LOGS_PER_PAGE).get_page(request.GET.get("logs"))
+    thinking, thinking_total = _first(visit.logs.filter(type=LogType.THINKING).order_by("seq"), SECTION_ENTRIES)
+    calls, calls_total = _first(
+        visit.logs.filter(type__in=(LogType.TOOL_CALL, LogType.TOOL_RESULT)).order_by("seq"), SECTION_ENTRIES
+    )
     graph = recording.visit_paths(visit=visit)
     on_paths = {
         str(v.visit_uuid): v
@@ -232,7 +245,7 @@ def visit_detail(request, run_id, visit_uuid):
     ]
     logs_shown = [
         {"log": log, "detail": shown_text(log.detail, as_json=not isinstance(log.detail, str), limit=LOG_DETAIL_CHARS)}
-        for log in logs
+        for log in log_page
     ]
     return render(
         request,
@@ -245,10 +258,13 @@ def visit_detail(request, run_id, visit_uuid):
             "input": shown_text(visit.input, as_json=True),
             "output": shown_text(visit.output, as_json=True),
             "final_text": shown_text(visit.final_text, as_json=False),
-            "thinking": [log for log in logs if log.type == LogType.THINKING],
-            "tool_calls": _tool_calls(logs),
-            "todo": _todo_list(logs),
+            "thinking": thinking,
+            "thinking_more": thinking_total - len(thinking),
+            "tool_calls": _tool_calls(calls),
+            "tool_calls_more": calls_total - len(calls),
+            "todo": _todo_list(visit),
             "logs": logs_shown,
+            "log_page": log_page,
             "graph": graph,
             "paths": paths,
             "reads": list(visit.reads.order_by("created_at", "id")),

@@ -280,6 +280,7 @@ HERMES_CONTEXT_QUERY = {
     "MAX_BYTES": env_int(_CQ_PREFIX + "MAX_BYTES", 8192, minimum=512, maximum=102400),
     "MAX_VISITS_PER_RUN": env_int(_CQ_PREFIX + "MAX_VISITS_PER_RUN", 200, minimum=1),
     "MAX_GRAPH_NODES": env_int(_CQ_PREFIX + "MAX_GRAPH_NODES", 2000, minimum=1),
+    "MAX_GRAPH_EDGES": env_int(_CQ_PREFIX + "MAX_GRAPH_EDGES", 10000, minimum=1),
     "MAX_LOGS_PER_VISIT": env_int(_CQ_PREFIX + "MAX_LOGS_PER_VISIT", 5000, minimum=1),
     "MAX_PATHS": env_int(_CQ_PREFIX + "MAX_PATHS", 100, minimum=1),
     "MAX_PATH_DEPTH": env_int(_CQ_PREFIX + "MAX_PATH_DEPTH", 200, minimum=1),

@@ -2,6 +2,8 @@
 shape and type (422 naming the field), responses in camelCase. The rules live
 in ``contextquery.ingest``."""
 
+from urllib.parse import quote
+
 from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
@@ -159,7 +161,7 @@ class VisitSerializer(serializers.ModelSerializer):
     runAction = serializers.CharField(source="run_action")
     matchedPattern = serializers.SerializerMethodField()
     falsePositive = serializers.SerializerMethodField()
-    logCount = serializers.IntegerField(source="log_counter")
+    logCount = serializers.IntegerField(source="log_count", help_text="Logs stored for the visit.")
     queryCount = serializers.IntegerField(source="query_count")
     startedAt = serializers.DateTimeField(source="started_at")
     endedAt = serializers.DateTimeField(source="ended_at", allow_null=True)
@@ -240,18 +242,23 @@ class ContextReadSerializer(serializers.ModelSerializer):
 
 
 class VisitDetailSerializer(VisitSerializer):
-    """One visit with its logs, predecessor paths and the reads its LLM made."""
+    """One visit with its first 100 logs (``logCount`` says how many there are;
+    ``logsUrl`` pages through all of them), predecessor paths and the reads its LLM made."""
 
     logs = serializers.SerializerMethodField()
+    logsUrl = serializers.SerializerMethodField()
     paths = serializers.SerializerMethodField()
     reads = serializers.SerializerMethodField()
 
     class Meta(VisitSerializer.Meta):
-        fields = VisitSerializer.Meta.fields + ["logs", "paths", "reads"]
+        fields = VisitSerializer.Meta.fields + ["logs", "logsUrl", "paths", "reads"]
 
     @extend_schema_field(VisitLogSerializer(many=True))
     def get_logs(self, visit):
         return VisitLogSerializer(self.context["detail"]["logs"], many=True).data
+
+    def get_logsUrl(self, visit) -> str:
+        return f"/api/runs/{quote(visit.run.run_id, safe='')}/visits/{visit.visit_uuid}/logs"
 
     @extend_schema_field(PathGraphSerializer)
     def get_paths(self, visit):

@@ -13,8 +13,8 @@ from rest_framework.response import Response
 
 from contextquery import judgement, recording
 from contextquery.api import serializers as s
-from contextquery.filters import RunFilter, VisitFilter
-from contextquery.models import Visit, WorkflowRun
+from contextquery.filters import LogFilter, RunFilter, VisitFilter
+from contextquery.models import Visit, VisitLog, WorkflowRun
 
 RUN_ID = OpenApiParameter("run_id", OpenApiTypes.STR, OpenApiParameter.PATH, description="The run's runId.")
 VISIT_UUID = OpenApiParameter(
@@ -198,18 +198,36 @@ class VisitDetailView(RecordingView):
 
 
 class VisitLogsView(RecordingView):
-    """``POST …/visits/{visitUuid}/logs``."""
+    """``GET …/visits/{visitUuid}/logs`` (paginated) and ``POST`` (append a batch)."""
 
     serializer_class = s.LogsAppendSerializer
+    error_statuses = ("400", "401", "403", "404", "413", "422", "429")
+    queryset = VisitLog.objects.none()
+    filterset_class = LogFilter
+
+    def get_queryset(self):
+        return recording.log_list(visit=self.visit(self.run_for_reading()))
+
+    @extend_schema(
+        operation_id="runs_visits_logs_list",
+        summary="A visit's logs, by seq",
+        parameters=[RUN_ID, VISIT_UUID],
+        responses=s.VisitLogSerializer(many=True),
+    )
+    def get(self, request, run_id, visit_uuid):
+        page = self.paginate_queryset(self.filter_queryset(self.get_queryset()))
+        return self.get_paginated_response(s.VisitLogSerializer(page, many=True).data)
 
     @extend_schema(
         operation_id="runs_visits_logs_append",
         summary="Append a batch of logs",
         description="Order kept; an entry whose seq is stored already is skipped. Accepted after completion "
-        "and after the run finished.",
+        "and after the run finished. A TODO_UPDATE's detail is the whole todo list [{text, status}] (or that "
+        "list as JSON text); 429 when the visit would hold more than MAX_LOGS_PER_VISIT logs.",
         parameters=[RUN_ID, VISIT_UUID],
         request=s.LogsAppendSerializer,
         responses=s.LogsAppendedSerializer,
+        filters=False,
     )
     def post(self, request, run_id, visit_uuid):
         visit = self.visit(self.run_for_writing())

@@ -373,7 +373,10 @@ def test_a_small_output_is_shown_open(ops, flyback):
 def test_the_visit_page_costs_the_same_queries_for_many_logs(ops, rich_visit, django_assert_max_num_queries):
     for _ in range(60):
         VisitLogFactory(visit=rich_visit)
-    with django_assert_max_num_queries(12):
+    # session, user, run, visit; the log page and its count; the first thoughts, the first
+    # tool calls, the last todo list; the run's visits for the paths and those on them;
+    # tokens, reads, the judged reply: 14, however many logs.
+    with django_assert_max_num_queries(14):
         ops.get(visit_url(rich_visit))
 
 

@@ -1,10 +1,13 @@
 """The query rules: scope, iterSeq, fields, meta kinds, budget (SPEC §4.5)."""
 
+import json
+import time
+
 import pytest
 from django.conf import settings
 from django.test import override_settings
 
-from contextquery import queries, tokens
+from contextquery import judgement, queries, recording, tokens
 from contextquery.models import Visit
 from contextquery.queries import field_select, meta_content
 from project.errors import NotFound
@@ -70,6 +73,28 @@ def test_many_dotted_candidates_resolve_quickly():
     data = {"a": {"a": {"a": {}}}, "a.a": {"a.a": {}}}
     with pytest.raises(LookupError):
         field_select(data, ".".join(["a"] * 400))
+
+
+def hostile_output(depth: int) -> dict:
+    """Nested objects whose keys are every dotted run of "k" (issue 12's example):
+    a lookup that tried every split would branch at every level."""
+    node: dict = {}
+    for _ in range(depth):
+        node = {".".join(["k"] * n): node for n in range(1, 6)}
+    return node
+
+
+def test_a_hostile_dotted_field_gives_up_within_the_probe_bound():
+    started = time.perf_counter()
+    with pytest.raises(queries.FieldNotFound) as caught:
+        field_select(hostile_output(60), ".".join(["k"] * 63) + ".missing")
+    assert caught.value.bounded and time.perf_counter() - started < 1.0  # a hang guard; milliseconds in fact
+
+
+def test_a_missing_field_names_at_most_twenty_available_keys():
+    with pytest.raises(queries.FieldNotFound) as caught:
+        field_select({f"key{i}": i for i in range(500)}, "nope")
+    assert caught.value.keys.endswith("and 480 more") and caught.value.keys.count("'key") == 20
 
 
 # --- meta_content (pure).
@@ -194,3 +219,14 @@ def test_output_and_meta_take_a_few_database_queries(flyback, django_assert_max_
         queries.meta_query(token=token, node_id="B", kind="ALL")
     with django_assert_max_num_queries(1):
         queries.path_query(token=token)
+
+
+@pytestmark_db
+def test_a_todo_list_sent_as_json_text_is_read_back_as_the_list(record):
+    rec = record(CHAIN)
+    a = rec.visit("A", complete=False)
+    todo = [{"text": "Read the ticket", "status": "completed"}]
+    recording.logs_append(visit=a, logs=[{"type": "TODO_UPDATE", "detail": json.dumps(todo)}])
+    judgement.visit_complete(visit=a, status="SUCCESS", output={"status": 200, "message": "ok", "data": {}})
+    b = rec.visit("B", a, complete=False)
+    assert queries.meta_query(token=token_of(b), node_id="A", kind="TODO")["todoList"] == todo

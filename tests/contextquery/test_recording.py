@@ -1,5 +1,7 @@
 """The recording rules (SPEC §4.1–§4.4), called directly as loaddemo and the API do."""
 
+import json
+
 import pytest
 from django.utils import timezone
 
@@ -7,7 +9,7 @@ from contextquery import judgement, recording
 from contextquery.canvas import canvas_validate
 from contextquery.models import ContextToken, Visit, VisitLog, WorkflowRun
 from patterns.models import HermesErrorPattern
-from project.errors import Conflict, Forbidden, Invalid
+from project.errors import Conflict, Forbidden, Invalid, LimitReached
 from tests.contextquery.factories import CHAIN, DIAMOND, TWO_BRANCHES, EngineUserFactory, canvas
 from tests.factories import UserFactory
 
@@ -261,6 +263,64 @@ def test_an_unknown_log_type_refuses_the_whole_batch(record):
         recording.logs_append(visit=visit, logs=[{"type": "TEXT"}, {"type": "SHOUT"}])
     assert list(caught.value.errors) == ["logs[1].type"]
     assert visit.logs.count() == 0
+
+
+def test_logs_beyond_max_logs_per_visit_are_429_naming_the_limit_and_store_nothing(record, settings):
+    settings.HERMES_CONTEXT_QUERY = {**settings.HERMES_CONTEXT_QUERY, "MAX_LOGS_PER_VISIT": 5}
+    visit = record(CHAIN).visit("A", complete=False)
+    recording.logs_append(visit=visit, logs=[{"type": "TEXT"}] * 4)
+    with pytest.raises(LimitReached) as caught:
+        recording.logs_append(visit=visit, logs=[{"type": "TEXT"}] * 2)
+    assert "MAX_LOGS_PER_VISIT (5)" in caught.value.message and caught.value.retry_after is None
+    assert visit.logs.count() == 4 and Visit.objects.get(pk=visit.pk).log_count == 4
+    recording.logs_append(visit=visit, logs=[{"type": "TEXT"}])
+    assert Visit.objects.get(pk=visit.pk).log_count == 5
+
+
+def test_a_retried_batch_at_the_limit_is_skipped_not_refused(record, settings):
+    settings.HERMES_CONTEXT_QUERY = {**settings.HERMES_CONTEXT_QUERY, "MAX_LOGS_PER_VISIT": 2}
+    visit = record(CHAIN).visit("A", complete=False)
+    batch = [{"seq": 1, "type": "TEXT"}, {"seq": 2, "type": "TEXT"}]
+    recording.logs_append(visit=visit, logs=batch)
+    assert recording.logs_append(visit=visit, logs=batch)["skipped"] == 2
+
+
+def test_a_todo_list_sent_as_json_text_is_stored_as_the_list(record):
+    visit = record(CHAIN).visit("A", complete=False)
+    todo = [{"text": "Read the ticket", "status": "completed"}, {"text": "Reply", "status": "pending"}]
+    recording.logs_append(visit=visit, logs=[{"type": "TODO_UPDATE", "detail": json.dumps(todo)}])
+    assert visit.logs.get().detail == todo
+
+
+@pytest.mark.parametrize(
+    "detail",
+    [{"todos": [{"text": "x", "status": "pending"}]}, json.dumps({"todos": []}), "not json", [{"status": "done"}], 7],
+)
+def test_a_todo_update_of_another_shape_is_refused_naming_the_shape(record, detail):
+    visit = record(CHAIN).visit("A", complete=False)
+    with pytest.raises(Invalid) as caught:
+        recording.logs_append(visit=visit, logs=[{"type": "TEXT"}, {"type": "TODO_UPDATE", "detail": detail}])
+    assert list(caught.value.errors) == ["logs[1].detail"] and "[{text, status}" in caught.value.message
+    assert visit.logs.count() == 0
+
+
+def test_a_todo_list_in_json_text_with_a_nul_character_is_refused(record):
+    visit = record(CHAIN).visit("A", complete=False)
+    with pytest.raises(Invalid) as caught:
+        recording.logs_append(visit=visit, logs=[{"type": "TODO_UPDATE", "detail": '[{"text": "a\\u0000b"}]'}])
+    assert list(caught.value.errors) == ["logs[0].detail"] and "NUL" in caught.value.message
+
+
+def test_tool_call_arguments_sent_as_json_text_are_stored_decoded(record):
+    visit = record(CHAIN).visit("A", complete=False)
+    recording.logs_append(
+        visit=visit,
+        logs=[
+            {"type": "TOOL_CALL", "message": "search", "detail": '{"q": "canberra"}'},
+            {"type": "TOOL_CALL", "message": "echo", "detail": "plain words"},
+        ],
+    )
+    assert [log.detail for log in visit.logs.order_by("seq")] == [{"q": "canberra"}, "plain words"]
 
 
 def test_logs_slide_the_visit_tokens(record, settings):

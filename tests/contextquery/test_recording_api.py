@@ -274,6 +274,41 @@ def test_the_visit_detail_has_logs_paths_and_reads(engine_client, run_id):
     assert data["reads"] == []
 
 
+def test_the_visit_detail_carries_the_first_hundred_logs_and_says_where_the_rest_are(engine_client, run_id):
+    a = register(engine_client, run_id, {"nodeId": "A"})
+    url = f"/api/runs/{run_id}/visits/{a['visitUuid']}"
+    for start in range(0, 250, 50):
+        batch = [{"seq": start + i + 1, "type": "TEXT", "message": f"line {start + i + 1}"} for i in range(50)]
+        envelope(post(engine_client, f"{url}/logs", {"logs": batch}), 200)
+    detail = envelope(engine_client.get(url), 200)
+    assert len(detail["logs"]) == 100 and detail["logCount"] == 250 and detail["logsUrl"] == f"{url}/logs"
+    page = envelope(engine_client.get(f"{url}/logs", {"page": 3, "pageSize": 100}), 200)
+    assert page["count"] == 250 and [log["seq"] for log in page["results"]] == list(range(201, 251))
+
+
+def test_a_visits_logs_list_filters_by_type(engine_client, run_id):
+    a = register(engine_client, run_id, {"nodeId": "A"})
+    url = f"/api/runs/{run_id}/visits/{a['visitUuid']}/logs"
+    post(engine_client, url, {"logs": [{"type": "THINKING", "message": "hm"}, {"type": "TEXT"}]})
+    assert [log["type"] for log in envelope(engine_client.get(url, {"type": "THINKING"}), 200)["results"]] == [
+        "THINKING"
+    ]
+    envelope(engine_client.get(url, {"type": "SHOUT"}), 422)
+
+
+def test_another_engine_clients_logs_are_404(engine_client, other_engine_client, run_id):
+    a = register(engine_client, run_id, {"nodeId": "A"})
+    envelope(other_engine_client.get(f"/api/runs/{run_id}/visits/{a['visitUuid']}/logs"), 404)
+
+
+def test_a_todo_update_of_another_shape_is_422_and_stores_nothing(engine_client, run_id):
+    a = register(engine_client, run_id, {"nodeId": "A"})
+    body = {"logs": [{"type": "TODO_UPDATE", "detail": {"todos": [{"text": "x", "status": "pending"}]}}]}
+    data = envelope(post(engine_client, f"/api/runs/{run_id}/visits/{a['visitUuid']}/logs", body), 422)
+    assert list(data["errors"]) == ["logs[0].detail"]
+    assert VisitLog.objects.count() == 0
+
+
 def test_an_unknown_visit_is_404(engine_client, run_id):
     envelope(engine_client.get(f"/api/runs/{run_id}/visits/6f1c2d8e-0000-4000-8000-000000000000"), 404)
     envelope(post(engine_client, f"/api/runs/{run_id}/visits/garbage/logs", {"logs": []}), 404)
