@@ -9,29 +9,38 @@ WORKERS ?= 2
 
 .PHONY: run install install-dev migrate test lint bench bench-scale demo soak clean messages
 
+# Installs say one line each and stay quiet unless something fails (-qq).
 $(BIN)/python:
-	$(PYTHON) -m venv $(VENV)
-	$(PIP) install --quiet --upgrade pip
+	@echo "Creating $(VENV) …"
+	@$(PYTHON) -m venv $(VENV)
+	@$(PIP) install -qq --upgrade pip
 
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(PIP) install --quiet -e '.[server]'
-	touch $@
+	@echo "Installing Hermes Ops and its dependencies (the first time takes a few minutes) …"
+	@$(PIP) install -qq -e '.[server]'
+	@touch $@
 
 $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
-	$(PIP) install --quiet -e '.[dev]'
-	touch $@ $(VENV)/.installed
+	@echo "Installing Hermes Ops with the development tools (the first time takes a few minutes) …"
+	@$(PIP) install -qq -e '.[dev]'
+	@touch $@ $(VENV)/.installed
 
 install: $(VENV)/.installed
 install-dev: $(VENV)/.installed-dev
 
 migrate: install
-	$(BIN)/python manage.py migrate --no-input
+	@$(BIN)/python manage.py migrate --no-input --verbosity 0
 
-run: install migrate
-	$(BIN)/python manage.py collectstatic --no-input --verbosity 0
-	$(BIN)/python manage.py ensure_admin
-	@echo "Serving Hermes Ops on http://$(HOST):$(PORT)/ (Ctrl-C stops it)"
-	$(BIN)/gunicorn project.wsgi --bind $(HOST):$(PORT) --workers $(WORKERS) --access-logfile - --graceful-timeout 5 --no-control-socket
+# The port is checked first (a clear line and no server when it is taken); the
+# log-in box, with a new admin's one-time password, is the last thing said before serving.
+run: install
+	@$(BIN)/python manage.py check_port $(HOST) $(PORT)
+	@echo "Migrating the database …"
+	@$(BIN)/python manage.py migrate --no-input --verbosity 0
+	@$(BIN)/python manage.py collectstatic --no-input --verbosity 0
+	@$(BIN)/python manage.py ensure_admin
+	@$(BIN)/gunicorn project.wsgi --bind $(HOST):$(PORT) --workers $(WORKERS) --access-logfile - --log-level warning \
+		--graceful-timeout 5 --no-control-socket
 
 # ruff first (lint and format, configured in pyproject.toml), then the whole suite on two processes.
 PYTEST_ARGS ?= -n 2

@@ -267,6 +267,7 @@ def visit_register(
     node_name: str | None = None,
     from_visit_uuids=MISSING,
     input=None,
+    base_url: str | None = None,
 ) -> Registration:
     """Register a visit of ``node_id`` in ``run`` (SPEC §4.1–§4.3).
 
@@ -274,7 +275,8 @@ def visit_register(
     MISSING/None to derive them (§4.2). The server assigns sortOrder and
     iterSeq under a lock on the run row. A repeat of an engine-chosen
     ``visit_uuid`` with an equal body answers the stored visit (and a fresh
-    token); a different body raises Conflict.
+    token); a different body raises Conflict. ``base_url`` is what
+    ``contextQuery.base_url`` says (default :func:`project.serving.base_url`).
 
     Raises Invalid (422) for a node missing from the graph or unknown/foreign
     parents; Conflict (409) for a finished run or beyond ``MAX_VISITS_PER_RUN``.
@@ -299,7 +301,7 @@ def visit_register(
         registration["visitUuid"] = visit_uuid
         existing = Visit.objects.filter(visit_uuid=visit_uuid).select_related("run").first()
         if existing is not None:
-            return _visit_repeat(existing, run, registration)
+            return _visit_repeat(existing, run, registration, base_url)
 
     node = canvas_node(run.graph, node_id)
     if node is None:
@@ -318,18 +320,25 @@ def visit_register(
         existing = Visit.objects.filter(visit_uuid=visit_uuid).select_related("run").first() if visit_uuid else None
         if existing is None:
             raise
-        return _visit_repeat(existing, run, registration)
-    return Registration(visit=visit, created=True, context_query=tokens.context_query_object(visit=visit))
+        return _visit_repeat(existing, run, registration, base_url)
+    return Registration(
+        visit=visit, created=True, context_query=tokens.context_query_object(visit=visit, base_url=base_url)
+    )
 
 
-def _visit_repeat(existing: Visit, run: WorkflowRun, registration: dict) -> Registration:
+def _visit_repeat(existing: Visit, run: WorkflowRun, registration: dict, base_url: str | None) -> Registration:
     if existing.run_id != run.pk:
         raise Conflict(_("Visit '%(visit)s' already exists in another run.") % {"visit": registration["visitUuid"]})
     if existing.registration != registration:
         raise Conflict(
             _("Visit '%(visit)s' was already registered with a different body.") % {"visit": registration["visitUuid"]}
         )
-    return Registration(visit=existing, created=False, context_query=tokens.context_query_object(visit=existing))
+    # A retry must succeed even with every token place taken: the oldest gives way.
+    return Registration(
+        visit=existing,
+        created=False,
+        context_query=tokens.context_query_object(visit=existing, base_url=base_url, make_room=True),
+    )
 
 
 def _visit_insert(run: WorkflowRun, node: dict, registration: dict) -> Visit:

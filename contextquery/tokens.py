@@ -35,6 +35,7 @@ from django.utils import timezone
 
 from contextquery.client.wire import CONTEXT_ENDPOINTS, TOKEN_HEADER, TOKEN_HEX_CHARS, token_mask
 from contextquery.models import ContextToken, RunStatus, Visit, VisitStatus, WorkflowRun
+from project import serving
 from project.errors import Conflict, LimitReached, NotFound, Unauthorized, Unavailable
 
 logger = logging.getLogger("hermes_ops.contextquery.tokens")
@@ -76,7 +77,7 @@ class IssuedToken:
     record: ContextToken
 
 
-def token_issue(*, visit: Visit) -> IssuedToken:
+def token_issue(*, visit: Visit, make_room: bool = False) -> IssuedToken:
     """Issue a token for a running ``visit`` (SPEC §4.5).
 
     Counting the live tokens and inserting the new one happen under a lock on
@@ -87,7 +88,9 @@ def token_issue(*, visit: Visit) -> IssuedToken:
     Raises ``Unavailable`` (503) when context query is disabled, ``Conflict``
     (409) when the visit or its run has ended, ``LimitReached`` (429, with
     ``retry_after`` = seconds until the earliest live token expires) when the
-    visit already has ``MAX_TOKENS_PER_VISIT`` live tokens.
+    visit already has ``MAX_TOKENS_PER_VISIT`` live tokens — unless
+    ``make_room``: then the visit's oldest live token is revoked to make room
+    (a retried registration must never fail, SPEC §4.3).
     """
     cfg = config()
     if not cfg["ENABLED"]:
@@ -106,7 +109,12 @@ def token_issue(*, visit: Visit) -> IssuedToken:
             ContextToken.objects.filter(_live(now), visit_id=locked.pk).values_list("expires_at", flat=True)
         )
         limit = cfg["MAX_TOKENS_PER_VISIT"]
-        if len(live_expiries) >= limit:
+        if len(live_expiries) >= limit and make_room:
+            live = ContextToken.objects.filter(_live(now), visit_id=locked.pk).order_by("issued_at", "id")
+            ContextToken.objects.filter(
+                pk__in=list(live.values_list("pk", flat=True)[: len(live_expiries) - limit + 1])
+            ).update(revoked_at=now)
+        elif len(live_expiries) >= limit:
             wait = max(1, math.ceil((live_expiries[0] - now).total_seconds()))
             raise LimitReached(
                 f"Visit {locked.visit_uuid} already has {limit} live context tokens, the most allowed; "
@@ -127,27 +135,29 @@ def token_issue(*, visit: Visit) -> IssuedToken:
     return IssuedToken(token=raw, record=record)
 
 
-def context_query_object(*, visit: Visit) -> dict | None:
+def context_query_object(*, visit: Visit, base_url: str | None = None, make_room: bool = False) -> dict | None:
     """Issue a token for ``visit`` and return the ``contextQuery`` object (SPEC §4.3).
 
     ``{base_url, token, run_id, visit_uuid, expires_at}`` — snake_case, exactly
-    what the bridge's ``/run`` body takes as ``context_query``; ``None`` when
+    what the bridge's ``/run`` body takes as ``context_query``; ``base_url``
+    is this server's address (default :func:`project.serving.base_url`); ``None`` when
     context query is disabled or the visit (or its run) has ended. Raises
-    ``LimitReached`` (429) as :func:`token_issue` does.
+    ``LimitReached`` (429) as :func:`token_issue` does, unless ``make_room``
+    (a repeated registration), which revokes the visit's oldest live token.
     """
     if not context_query_enabled():
         return None
     if visit.status != VisitStatus.RUNNING or visit.run.status != RunStatus.RUNNING:
         # A repeated register of an ended visit: a token could not read anything.
         return None
-    issued = token_issue(visit=visit)
-    return context_query_payload(issued=issued, visit=visit)
+    issued = token_issue(visit=visit, make_room=make_room)
+    return context_query_payload(issued=issued, visit=visit, base_url=base_url)
 
 
-def context_query_payload(*, issued: IssuedToken, visit: Visit) -> dict:
+def context_query_payload(*, issued: IssuedToken, visit: Visit, base_url: str | None = None) -> dict:
     """The ``contextQuery`` object for an already issued token (see :func:`context_query_object`)."""
     return {
-        "base_url": config()["BASE_URL"],
+        "base_url": base_url or serving.base_url(),
         "token": issued.token,
         "run_id": visit.run.run_id,
         "visit_uuid": str(visit.visit_uuid),
@@ -312,7 +322,7 @@ def context_query_curl_lines(*, context_query: dict, node_id: str) -> list[str]:
         "meta": {"runId": run_id, "nodeId": node_id, "kind": "ALL"},
     }
     return [
-        f"curl -s -w '\\n' -X POST {base}{CONTEXT_ENDPOINTS[endpoint]} -H '{TOKEN_HEADER}: {token}' "
+        f"curl -sS -w '\\n' -X POST {base}{CONTEXT_ENDPOINTS[endpoint]} -H '{TOKEN_HEADER}: {token}' "
         f"-H 'Content-Type: application/json' -d '{json.dumps(body)}'"
         for endpoint, body in bodies.items()
     ]

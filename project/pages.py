@@ -2,8 +2,10 @@
 
 from functools import wraps
 
+from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
+from django.shortcuts import render
 
 
 def staff_page(message: str):
@@ -22,3 +24,10 @@ def staff_page(message: str):
         return wrapper
 
     return decorator
+
+
+def login_locked_out(request, response=None, credentials=None):
+    """The page django-axes answers (429) when a user is locked out from an address
+    after ``HERMES_OPS_LOGIN_FAILURE_LIMIT`` wrong passwords, in the site's layout."""
+    minutes = int(settings.AXES_COOLOFF_TIME.total_seconds() // 60)
+    return render(request, "registration/locked_out.html", {"cooloff_minutes": minutes}, status=429)

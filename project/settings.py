@@ -8,6 +8,7 @@ half-configured. The README lists every variable.
 import os
 import secrets
 import tempfile
+from datetime import timedelta
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -54,6 +55,26 @@ def env_list(name: str, default: list[str]) -> list[str]:
     return [item.strip() for item in raw.split(",") if item.strip()]
 
 
+def sqlite_private(path: str) -> None:
+    """Make the SQLite database owner-only (0600): it holds session keys and token
+    hashes. A new file is created so; an existing one (and its -wal and -shm
+    files) is tightened. SQLite gives the -wal and -shm files it creates the
+    database file's mode. In-memory databases are left alone."""
+    if not path or path == ":memory:" or path.startswith("file:"):
+        return
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:
+        pass
+    for name in (path, path + "-wal", path + "-shm"):
+        try:
+            if os.stat(name).st_mode & 0o077:
+                os.chmod(name, 0o600)
+        except FileNotFoundError:
+            pass
+
+
 def _secret_key() -> str:
     """``SECRET_KEY`` from the environment, else the generated key kept in
     ``var/secret_key`` (created once, mode 0600, so restarts and every worker agree)."""
@@ -93,6 +114,7 @@ INSTALLED_APPS = [
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI and Redoc served locally, so /api/docs/ works offline
+    "axes",
     "project",
     "patterns",
     "contextquery",
@@ -110,6 +132,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "project.middleware.DatabaseUnavailableMiddleware",
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "project.urls"
@@ -149,6 +172,7 @@ else:
         "ENGINE": "django.db.backends.sqlite3",
         "NAME": os.environ.get("SQLITE_PATH", str(VAR_DIR / "db.sqlite3")),
     }
+    sqlite_private(_db["NAME"])
 if _db["ENGINE"] == "django.db.backends.sqlite3":
     # WAL lets readers run beside the writer; IMMEDIATE makes every transaction
     # take the write lock up front, so concurrent writers queue (busy timeout)
@@ -179,8 +203,23 @@ else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
 AUTH_PASSWORD_VALIDATORS = [
-    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator", "OPTIONS": {"min_length": 10}},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# Log-in throttling (django-axes): after LOGIN_FAILURE_LIMIT wrong passwords for one user
+# from one address, that pair is locked out for LOGIN_COOLOFF_MINUTES (the pages and the admin).
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env_int("HERMES_OPS_LOGIN_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("HERMES_OPS_LOGIN_COOLOFF_MINUTES", 15, minimum=1))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "project.pages.login_locked_out"
+AXES_VERBOSE = False
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "/patterns/"
 LOGOUT_REDIRECT_URL = "login"
@@ -284,10 +323,11 @@ HERMES_CONTEXT_QUERY = {
     "MAX_LOGS_PER_VISIT": env_int(_CQ_PREFIX + "MAX_LOGS_PER_VISIT", 5000, minimum=1),
     "MAX_PATHS": env_int(_CQ_PREFIX + "MAX_PATHS", 100, minimum=1),
     "MAX_PATH_DEPTH": env_int(_CQ_PREFIX + "MAX_PATH_DEPTH", 200, minimum=1),
-    "BASE_URL": os.environ.get(_CQ_PREFIX + "BASE_URL", "http://127.0.0.1:8000").rstrip("/"),
+    # Unset: the address the server was started on (project.serving).
+    "BASE_URL": os.environ.get(_CQ_PREFIX + "BASE_URL", "").strip().rstrip("/") or None,
     "ALLOWED_CLIENTS": env_list(_CQ_PREFIX + "ALLOWED_CLIENTS", ["127.0.0.0/8", "::1"]),
 }
-if urlparse(HERMES_CONTEXT_QUERY["BASE_URL"]).scheme not in {"http", "https"}:
+if HERMES_CONTEXT_QUERY["BASE_URL"] and urlparse(HERMES_CONTEXT_QUERY["BASE_URL"]).scheme not in {"http", "https"}:
     raise ImproperlyConfigured(_CQ_PREFIX + "BASE_URL must be an http:// or https:// URL.")
 try:
     import ipaddress

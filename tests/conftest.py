@@ -10,6 +10,7 @@ import tempfile
 os.environ.setdefault("HERMES_HOME", tempfile.mkdtemp(prefix="hermes-home-"))
 
 import pytest
+from django.utils import translation
 from knox.models import AuthToken
 from rest_framework.test import APIClient
 
@@ -21,6 +22,20 @@ from tests.factories import UserFactory
 def _fast_password_hashing(settings):
     """A cheap hasher for test users: PBKDF2 costs about a second per user here."""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
+def _default_language():
+    """A request in another language leaves it active in the thread; the next test starts in English."""
+    yield
+    translation.deactivate()
+
+
+@pytest.fixture(autouse=True)
+def _own_var_dir(settings, tmp_path_factory):
+    """Each test reads and writes its own var/ (the address make run records there, …),
+    never the checkout's."""
+    settings.VAR_DIR = tmp_path_factory.mktemp("var")
 
 
 @pytest.fixture

@@ -18,6 +18,7 @@ from contextquery import tokens
 from contextquery.api import internal_serializers as bodies
 from contextquery.api.serializers import ContextQuerySerializer
 from contextquery.api.views import RUN_ID, VISIT_UUID, RecordingView
+from project import serving
 
 
 class VisitTokenIssueView(RecordingView):
@@ -39,7 +40,8 @@ class VisitTokenIssueView(RecordingView):
     def post(self, request, run_id, visit_uuid):
         visit = self.visit(self.run_for_writing())
         issued = tokens.token_issue(visit=visit)
-        return Response(tokens.context_query_payload(issued=issued, visit=visit), status=status.HTTP_201_CREATED)
+        payload = tokens.context_query_payload(issued=issued, visit=visit, base_url=serving.base_url(request.META))
+        return Response(payload, status=status.HTTP_201_CREATED)
 
 
 class VisitTokenRevokeView(RecordingView):

@@ -15,6 +15,7 @@ from contextquery import judgement, recording
 from contextquery.api import serializers as s
 from contextquery.filters import LogFilter, RunFilter, VisitFilter
 from contextquery.models import Visit, VisitLog, WorkflowRun
+from project import serving
 
 RUN_ID = OpenApiParameter("run_id", OpenApiTypes.STR, OpenApiParameter.PATH, description="The run's runId.")
 VISIT_UUID = OpenApiParameter(
@@ -174,6 +175,7 @@ class VisitListRegisterView(RecordingView):
             node_name=body.get("nodeName"),
             from_visit_uuids=serializer.parents(),
             input=body.get("input"),
+            base_url=serving.base_url(request.META),
         )
         data = s.VisitRegisteredSerializer(result.visit, context={"context_query": result.context_query}).data
         return Response(data, status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK)

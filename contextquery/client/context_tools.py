@@ -40,6 +40,7 @@ import typing
 from urllib.parse import urlsplit
 
 import requests
+import urllib3
 
 from contextquery.client.wire import CONTEXT_ENDPOINTS, META_KINDS, TOKEN_HEADER, TOOL_NAMES, TOOLSET, token_mask
 
@@ -201,12 +202,73 @@ def _server_message(body: dict | None, token: str) -> str:
     if not isinstance(message, str):
         return ""
     message = " ".join(message.split())[:300]
-    if token:
-        message = message.replace(token, token_mask(token))
     return message.replace("```", "'")
 
 
-def _read_body(response: requests.Response) -> bytes:
+def token_scrubbed(text: str, token: str) -> str:
+    """``text`` with every occurrence of ``token`` replaced by its mask (first 4
+    characters and ``***``), whatever its case and however it is split: the
+    token's hex digits are matched with anything that is not a hex digit
+    between them (spaces, line breaks, quotes, JSON punctuation), so an echo,
+    an upper-cased copy or a token cut across two JSON strings is caught too."""
+    if not token or not text:
+        return text
+    needle = token.lower()
+    digits, where = [], []
+    for index, char in enumerate(text):
+        if char in "0123456789abcdefABCDEF":
+            digits.append(char.lower())
+            where.append(index)
+    hexes = "".join(digits)
+    spans, start = [], hexes.find(needle)
+    while start >= 0:
+        spans.append((where[start], where[start + len(needle) - 1] + 1))
+        start = hexes.find(needle, start + len(needle))
+    for begin, end in reversed(spans):
+        text = text[:begin] + token_mask(token) + text[end:]
+    return text
+
+
+def _remaining(deadline: float, timeout: float, what: str) -> float:
+    """Seconds left before ``deadline``; :class:`_QueryFailed` when none are."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise _QueryFailed(f"The context service did not answer within {timeout:g} seconds while reading {what}.")
+    return left
+
+
+def _limit_next_read(response: requests.Response, seconds: float) -> None:
+    """Let the next socket read wait at most ``seconds``: requests' read timeout
+    applies to each read, so without this a server trickling one byte at a time
+    could hold a call far past its deadline. Best effort on urllib3's connection."""
+    sock = getattr(getattr(getattr(response, "raw", None), "_connection", None), "sock", None)
+    if sock is not None:
+        sock.settimeout(max(seconds, 0.001))
+
+
+def _chunks(response: requests.Response, *, deadline: float, timeout: float, what: str):
+    """The body as it arrives, each socket read bounded by what is left of the
+    deadline: ``read1`` returns after one read, so a server sending a byte at a
+    time is stopped at the deadline rather than after its whole body."""
+    raw = response.raw
+    if not hasattr(raw, "read1"):  # urllib3 1.x: reads of a whole chunk, checked between chunks
+        for chunk in response.iter_content(chunk_size=16384):
+            _remaining(deadline, timeout, what)
+            yield chunk
+        return
+    while True:
+        _limit_next_read(response, _remaining(deadline, timeout, what))
+        try:
+            chunk = raw.read1(16384, decode_content=True)
+        except urllib3.exceptions.HTTPError:
+            _remaining(deadline, timeout, what)
+            raise _QueryFailed(f"The connection to the context service broke while reading {what}.") from None
+        if not chunk:
+            return
+        yield chunk
+
+
+def _read_body(response: requests.Response, *, deadline: float, timeout: float, what: str) -> bytes:
     declared = response.headers.get("Content-Length")
     if declared and declared.isdigit() and int(declared) > MAX_RESPONSE_BYTES:
         raise _QueryFailed(
@@ -214,7 +276,7 @@ def _read_body(response: requests.Response) -> bytes:
             "ask for a narrower nodeId or field."
         )
     chunks, size = [], 0
-    for chunk in response.iter_content(chunk_size=16384):
+    for chunk in _chunks(response, deadline=deadline, timeout=timeout, what=what):
         size += len(chunk)
         if size > MAX_RESPONSE_BYTES:
             raise _QueryFailed(
@@ -250,20 +312,24 @@ def _failure_sentence(status: int, message: str, what: str) -> str:
 def _post(config: ContextQueryConfig, endpoint: str, payload: dict, what: str) -> dict:
     """POST ``payload`` to an internal endpoint and return the envelope's ``data`` dict.
 
-    At most two attempts: the second only after a connection error or a 5xx.
-    Raises :class:`_QueryFailed` with the sentence for the LLM on any failure.
+    At most two attempts: the second only after a connection error or a 5xx,
+    both within one deadline of ``timeout`` seconds (≤ 5) for the whole call,
+    however slowly the server sends. Raises :class:`_QueryFailed` with the
+    sentence for the LLM on any failure.
     """
     url = config.base_url.rstrip("/") + CONTEXT_ENDPOINTS[endpoint]
     headers = {"Content-Type": "application/json", "Accept": "application/json", TOKEN_HEADER: config.token}
     timeout = min(float(config.timeout), MAX_TIMEOUT_SECONDS)
     body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+    deadline = time.monotonic() + timeout
     for attempt in (1, 2):
         started = time.monotonic()
         try:
+            left = _remaining(deadline, timeout, what)
             with (
                 _new_session() as session,
                 session.post(
-                    url, data=body, headers=headers, timeout=timeout, allow_redirects=False, stream=True
+                    url, data=body, headers=headers, timeout=left, allow_redirects=False, stream=True
                 ) as response,
             ):
                 status = response.status_code
@@ -282,7 +348,7 @@ def _post(config: ContextQueryConfig, endpoint: str, payload: dict, what: str) -
                     logger.info("context %s: HTTP %s, retrying once", endpoint, status)
                     time.sleep(RETRY_BACKOFF_SECONDS)
                     continue
-                raw = _read_body(response)
+                raw = _read_body(response, deadline=deadline, timeout=timeout, what=what)
         except requests.ConnectionError as exc:
             # ConnectTimeout is a ConnectionError; a read timeout is not, and a
             # slow server is not asked twice.
@@ -291,7 +357,7 @@ def _post(config: ContextQueryConfig, endpoint: str, payload: dict, what: str) -
                 time.sleep(RETRY_BACKOFF_SECONDS)
                 continue
             raise _QueryFailed("The context service could not be reached, so the run's history cannot be read now.")
-        except requests.Timeout:
+        except (requests.Timeout, TimeoutError):
             raise _QueryFailed(f"The context service did not answer within {timeout:g} seconds while reading {what}.")
         except requests.RequestException as exc:
             logger.info("context %s: request failed (%s)", endpoint, type(exc).__name__)
@@ -355,9 +421,9 @@ def _run_tool(what: str, call) -> str:
             "answer with what you already know."
         )
     try:
-        return call(config)
+        return token_scrubbed(call(config), config.token)
     except _QueryFailed as failure:
-        return str(failure)
+        return token_scrubbed(str(failure), config.token)
 
 
 def _check_node_id(value, name: str = "node_id") -> str | None:

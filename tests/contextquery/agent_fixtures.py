@@ -71,7 +71,7 @@ def hermes_process_state():
 
 class ScriptedHTTPServer(ThreadingHTTPServer):
     """A loopback server answering each POST from a script of responses
-    ``{status, body (bytes|dict|str), headers, delay}``; the last one repeats.
+    ``{status, body (bytes|dict|str), headers, delay, trickle}``; the last one repeats.
     ``hits`` counts the requests, ``seen`` keeps ``(path, headers, body)``."""
 
     daemon_threads = True
@@ -131,7 +131,13 @@ class _ScriptedHandler(BaseHTTPRequestHandler):
                 self.send_header(key, value)
             self.send_header("Content-Length", str(len(payload)))
             self.end_headers()
-            self.wfile.write(payload)
+            if step.get("trickle"):  # one byte at a time, each after a pause (seconds)
+                for byte in payload:
+                    self.wfile.write(bytes([byte]))
+                    self.wfile.flush()
+                    time.sleep(step["trickle"])
+            else:
+                self.wfile.write(payload)
         except (BrokenPipeError, ConnectionResetError):
             pass
 

@@ -7,7 +7,8 @@ from django.contrib.auth.models import Permission
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from contextquery.models import Visit, VisitLog, WorkflowRun
+from contextquery.models import ContextToken, Visit, VisitLog, WorkflowRun
+from contextquery.tokens import token_hash
 from tests.conftest import token_client
 from tests.contextquery.factories import CHAIN, TWO_BRANCHES, VisitFactory, VisitLogFactory, WorkflowRunFactory
 from tests.factories import UserFactory
@@ -204,6 +205,18 @@ def test_a_repeated_register_answers_200_with_a_fresh_token(engine_client, run_i
     again = register(engine_client, run_id, body, status=200)
     assert again["visitUuid"] == first["visitUuid"]
     assert again["contextQuery"]["token"] != first["contextQuery"]["token"]
+
+
+def test_a_repeated_register_succeeds_with_four_live_tokens_and_the_oldest_gives_way(engine_client, run_id):
+    body = {"visitUuid": "3f2b1c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d", "nodeId": "A"}
+    first = register(engine_client, run_id, body)["contextQuery"]["token"]
+    for _ in range(3):
+        envelope(post(engine_client, f"/api/runs/{run_id}/visits/{body['visitUuid']}/tokens", {}), 201)
+    envelope(post(engine_client, f"/api/runs/{run_id}/visits/{body['visitUuid']}/tokens", {}), 429)
+    again = register(engine_client, run_id, body, status=200)["contextQuery"]["token"]
+    live = ContextToken.objects.filter(visit__visit_uuid=body["visitUuid"], revoked_at__isnull=True)
+    assert live.count() == 4 and not live.filter(token_hash=token_hash(first)).exists()
+    assert live.filter(token_hash=token_hash(again)).exists()
 
 
 def test_a_repeated_register_with_another_body_is_409(engine_client, run_id):

@@ -92,8 +92,9 @@ def _todo(*items):
 class Demo:
     """Records the demo runs for one engine user; ``lines`` collects what to print."""
 
-    def __init__(self, user):
+    def __init__(self, user, base_url: str | None = None):
         self.user = user
+        self.base_url = base_url
         self.lines: list[str] = []
 
     def visit(
@@ -112,7 +113,7 @@ class Demo:
         input=None,
     ):
         kwargs = {} if parents is None else {"from_visit_uuids": [str(p.visit_uuid) for p in parents]}
-        reg = recording.visit_register(run=run, node_id=node_id, input=input, **kwargs)
+        reg = recording.visit_register(run=run, node_id=node_id, input=input, base_url=self.base_url, **kwargs)
         if logs:
             recording.logs_append(visit=reg.visit, logs=list(logs))
         if complete:
@@ -345,9 +346,11 @@ def demo_engine():
     return get_user_model().objects.get(pk=user.pk)  # fresh permission cache
 
 
-def demo_load() -> Demo:
-    """Record every demo run; returns the Demo with its ``lines`` and the runs."""
-    demo = Demo(demo_engine())
+def demo_load(*, base_url: str | None = None) -> Demo:
+    """Record every demo run; returns the Demo with its ``lines`` and the runs.
+    ``base_url`` is the server the printed hints name (default: where it serves,
+    :func:`project.serving.base_url`)."""
+    demo = Demo(demo_engine(), base_url=base_url)
     demo.runs = demo.all()
     return demo
 
@@ -355,8 +358,15 @@ def demo_load() -> Demo:
 class Command(BaseCommand):
     help = "Record demo runs (DAG, AGENTIC flight back, a 429 reply, a skipped failure, one run still running)."
 
-    def handle(self, *args, **options):
-        demo = demo_load()
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--base-url",
+            help="The server the printed hints and the context token name (default: HERMES_CONTEXT_QUERY_BASE_URL, "
+            "else the address make run serves on).",
+        )
+
+    def handle(self, *args, base_url=None, **options):
+        demo = demo_load(base_url=base_url.rstrip("/") if base_url else None)
         for line in demo.lines:
             self.stdout.write(line)
         self.stdout.write(self.style.SUCCESS(f"Recorded {len(demo.runs)} demo runs as {DEMO_ENGINE}."))

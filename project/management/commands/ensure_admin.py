@@ -1,14 +1,22 @@
-"""``manage.py ensure_admin``: create an admin user when none exists (SPEC §6).
+"""``manage.py ensure_admin``: create an admin user when none exists, and say how to log in (SPEC §6).
 
-The password comes from ``HERMES_OPS_ADMIN_PASSWORD``; without it one is
-generated and printed once. With a superuser already present nothing changes.
+The password comes from ``HERMES_OPS_ADMIN_PASSWORD`` (checked by the password
+validators); without it one is generated and printed once, framed, as the
+last thing ``make run`` says before serving. The address is where the server
+serves (:func:`project.serving.base_url`).
 """
 
 import os
 import secrets
+import unicodedata
 
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand
+from django.contrib.auth.password_validation import validate_password
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError
+from django.utils.translation import gettext as _
+
+from project import serving
 
 
 class Command(BaseCommand):
@@ -19,14 +27,46 @@ class Command(BaseCommand):
 
     def handle(self, *args, username, **options):
         user_model = get_user_model()
+        login_url = f"{serving.base_url()}/accounts/login/"
         if user_model.objects.filter(is_superuser=True).exists():
-            self.stdout.write("An admin user exists already; log in at http://127.0.0.1:8000/accounts/login/")
+            self.frame(
+                [
+                    _("Hermes Ops serves on %(url)s (Ctrl-C stops it).") % {"url": serving.base_url()},
+                    _("Log in at %(url)s") % {"url": login_url},
+                ]
+            )
             return
-        password = os.environ.get("HERMES_OPS_ADMIN_PASSWORD") or secrets.token_urlsafe(12)
+        given = os.environ.get("HERMES_OPS_ADMIN_PASSWORD")
+        password = given or secrets.token_urlsafe(12)
+        candidate = user_model(username=username)
+        try:
+            validate_password(password, user=candidate)
+        except ValidationError as refused:
+            raise CommandError(
+                _("HERMES_OPS_ADMIN_PASSWORD is not accepted: %(why)s") % {"why": " ".join(refused.messages)}
+            ) from None
         user_model.objects.create_superuser(username=username, email="", password=password)
-        self.stdout.write(self.style.SUCCESS(f"Created admin user {username!r}."))
-        if os.environ.get("HERMES_OPS_ADMIN_PASSWORD"):
-            self.stdout.write("Its password is the value of HERMES_OPS_ADMIN_PASSWORD.")
+        lines = [
+            _("Hermes Ops serves on %(url)s (Ctrl-C stops it).") % {"url": serving.base_url()},
+            _("Log in at %(url)s as %(user)s.") % {"url": login_url, "user": username},
+        ]
+        if given:
+            lines.append(_("Its password is the value of HERMES_OPS_ADMIN_PASSWORD."))
         else:
-            self.stdout.write(f"Its generated password (shown once, change it in the admin): {password}")
-        self.stdout.write("Log in at http://127.0.0.1:8000/accounts/login/")
+            lines.append(
+                _("Its password (shown this once; change it in the admin): %(password)s") % {"password": password}
+            )
+        self.frame(lines)
+
+    def frame(self, lines: list[str]) -> None:
+        """Print ``lines`` in a box, so they stand out from the server's log
+        (wide characters, such as Chinese, count two columns)."""
+        width = max(_columns(line) for line in lines)
+        self.stdout.write("+" + "-" * (width + 2) + "+")
+        for line in lines:
+            self.stdout.write(f"| {line}{' ' * (width - _columns(line))} |")
+        self.stdout.write("+" + "-" * (width + 2) + "+")
+
+
+def _columns(text: str) -> int:
+    return sum(2 if unicodedata.east_asian_width(char) in "WF" else 1 for char in text)
