@@ -13,6 +13,7 @@ that works without JavaScript, every recorded text escaped by the templates.
 from __future__ import annotations
 
 import json
+import re
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
@@ -22,6 +23,7 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.http import content_disposition_header, urlencode
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_POST
@@ -131,7 +133,7 @@ def _node_href(run: WorkflowRun):
     def href(node_id, visits):
         if len(visits) == 1:
             return reverse("contextquery:visit", args=[run.run_id, visits[0].visit_uuid])
-        return f"{reverse('contextquery:run', args=[run.run_id])}?nodeId={node_id}#timeline"
+        return f"{reverse('contextquery:run', args=[run.run_id])}?{urlencode({'nodeId': node_id})}#timeline"
 
     return href
 
@@ -286,9 +288,10 @@ def visit_output_raw(request, run_id, visit_uuid):
     response = HttpResponse(
         json.dumps(visit.output, indent=2, ensure_ascii=False), content_type="application/json; charset=utf-8"
     )
-    response["Content-Disposition"] = (
-        f'attachment; filename="{run.run_id}-{visit.node_id if visit.node_id.isalnum() else "node"}'
-        f'-{visit.iter_seq}-output.json"'
+    # RFC 6266: an ASCII fallback and filename* in UTF-8, so a non-ASCII node id keeps the attachment.
+    node = re.sub(r'[\x00-\x1f\x7f/\\"]+', "_", visit.node_id)
+    response["Content-Disposition"] = content_disposition_header(
+        as_attachment=True, filename=f"{run.run_id}-{node}-{visit.iter_seq}-output.json"
     )
     response["X-Content-Type-Options"] = "nosniff"
     return response

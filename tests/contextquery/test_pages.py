@@ -536,3 +536,26 @@ def test_huge_logs_are_cut_so_the_page_stays_small(ops, rich_visit):
     VisitLogFactory(visit=rich_visit, message="z" * 1_000_000)
     page = html(ops.get(visit_url(rich_visit)))
     assert len(page) < 1_000_000 and "Only the first 5,000 characters are shown here." in page
+
+
+# --- hostile ids in links and file names (issue 12) ---------------------------------------
+
+
+def test_a_node_id_with_url_characters_is_encoded_in_the_graphs_links(ops, record):
+    node = "X&status=FAILED #1"
+    rec = record({"nodes": [{"id": node}], "edges": []}, run_id="odd-ids")
+    first = rec.visit(node)
+    rec.visit(node, first)
+    page = html(ops.get("/runs/odd-ids/"))
+    assert "?nodeId=X%26status%3DFAILED+%231#timeline" in page
+    filtered = html(ops.get("/runs/odd-ids/?nodeId=X%26status%3DFAILED+%231"))
+    assert filtered.count('class="visit-row ') == 2
+
+
+def test_the_output_download_of_a_non_ascii_node_keeps_the_attachment(ops, record):
+    visit = record({"nodes": [{"id": "节点/一"}], "edges": []}, run_id="zh-node").visit("节点/一")
+    disposition = ops.get(reverse("contextquery:visit-output", args=["zh-node", visit.visit_uuid]))[
+        "Content-Disposition"
+    ]
+    assert disposition.startswith("attachment;")
+    assert "filename*=utf-8''zh-node-%E8%8A%82%E7%82%B9_%E4%B8%80-1-output.json" in disposition
