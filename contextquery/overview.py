@@ -170,10 +170,7 @@ def overview_failures(*, window: Window) -> dict:
             "count": sum(totals.values()),
             "href": visits_href(status=VisitStatus.FAILED, endedAfter=window.start),
         },
-        "categories": [
-            {"category": c, "label": category_label(c), "count": totals[c], "href": href(c)}
-            for c in order
-        ],
+        "categories": [{"category": c, "label": category_label(c), "count": totals[c], "href": href(c)} for c in order],
     }
 
 
