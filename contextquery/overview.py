@@ -50,8 +50,10 @@ LINK_TIME_FORMAT = "%Y-%m-%dT%H:%M"
 
 @dataclass(frozen=True)
 class Window:
-    """``[start, end)``, cut into chart buckets of ``bucket``; ``end`` is the
-    end of the bucket holding now, so the current hour is the last bar."""
+    """``[start, end)``, cut into chart buckets of ``bucket``: ``start`` is the
+    start of the bucket holding "now minus the span" and ``end`` the end of
+    the bucket holding now, so the window covers at least the whole span and
+    the current hour is the last bar."""
 
     key: str
     start: datetime
@@ -69,9 +71,11 @@ def window_get(*, key: str | None, now: datetime | None = None) -> Window:
     span, bucket = WINDOWS[key]
     now = (now or timezone.now()).astimezone(dt.UTC)
     hours = int(bucket.total_seconds() // 3600)
-    floor = now.replace(minute=0, second=0, microsecond=0, hour=now.hour - now.hour % hours)
-    end = floor + bucket
-    return Window(key=key, start=end - span, end=end, bucket=bucket)
+
+    def floor(moment: datetime) -> datetime:
+        return moment.replace(minute=0, second=0, microsecond=0, hour=moment.hour - moment.hour % hours)
+
+    return Window(key=key, start=floor(now - span), end=floor(now) + bucket, bucket=bucket)
 
 
 def _stamp(moment: datetime) -> str:
@@ -175,9 +179,9 @@ def overview_failures(*, window: Window) -> dict:
 
 
 def _time_labeller(window: Window):
-    """Hours every 3 hours for 24 hours, the date at each midnight for 7 days (UTC)."""
+    """The date at each midnight; for 24 hours also the hour every 3 hours (UTC)."""
     if window.bucket < timedelta(hours=6):
-        return lambda i, start: start.strftime("%H:%M") if start.hour % 3 == 0 else None
+        return lambda i, start: start.strftime("%m-%d" if start.hour == 0 else "%H:%M") if start.hour % 3 == 0 else None
     return lambda i, start: start.strftime("%m-%d") if start.hour == 0 else None
 
 

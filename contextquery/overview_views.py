@@ -9,7 +9,6 @@ from django.http import HttpResponse
 from django.shortcuts import render
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET
-from prometheus_client import CONTENT_TYPE_LATEST
 
 from contextquery import metrics, overview
 from project.networks import address_allowed
@@ -52,4 +51,5 @@ def metrics_scrape(request):
             status=403,
             content_type="text/plain; charset=utf-8",
         )
-    return HttpResponse(metrics.metrics_text(), content_type=CONTENT_TYPE_LATEST)
+    body, content_type = metrics.metrics_text(accept=request.headers.get("Accept", ""))
+    return HttpResponse(body, content_type=content_type)
