@@ -7,7 +7,6 @@ from datetime import timedelta
 from html import unescape
 
 import pytest
-from django.conf import settings
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
@@ -73,8 +72,9 @@ def test_a_non_staff_user_is_refused(client, user):
     assert client.get("/").status_code == 403
 
 
-def test_logging_in_leads_to_the_overview():
-    assert settings.LOGIN_REDIRECT_URL == "/"
+def test_logging_in_leads_to_the_overview(client, staff_user):
+    response = client.post("/accounts/login/", {"username": staff_user.username, "password": "pass-word-123"})
+    assert response.status_code == 302 and response["Location"] == "/"
 
 
 def test_the_layout_links_to_the_overview(ops):
