@@ -50,6 +50,19 @@ class UtcIsoDateTimeFilter(django_filters.IsoDateTimeFilter):
     field_class = UtcIsoDateTimeField
 
 
+class IdFilter(django_filters.NumberFilter):
+    """A database id: a whole number from 1 to 2⁶³−1. A fraction, an exponent
+    or a number beyond what the database holds is refused (422 in the API, a
+    form error on a page), never handed to the database."""
+
+    field_class = forms.IntegerField
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("min_value", 1)
+        kwargs.setdefault("max_value", 2**63 - 1)
+        super().__init__(*args, **kwargs)
+
+
 class RunFilter(django_filters.FilterSet):
     """Filters of the run lists."""
 
@@ -93,7 +106,7 @@ class VisitFilter(django_filters.FilterSet):
         method="filter_category",
         label=_("Failure category"),
     )
-    patternId = django_filters.NumberFilter(field_name="matched_pattern_id", label=_("Matched pattern id"))
+    patternId = IdFilter(field_name="matched_pattern_id", label=_("Matched pattern id"))
     falsePositive = StrictBooleanFilter(method="filter_false_positive", label=_("Marked as a false positive"))
     workflowId = django_filters.CharFilter(field_name="run__workflow_id", label=_("Workflow id"))
     endedAfter = UtcIsoDateTimeFilter(field_name="ended_at", lookup_expr="gte", label=_("Ended at or after"))
