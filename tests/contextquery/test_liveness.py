@@ -143,4 +143,3 @@ def test_stale_marks_cost_one_query_per_page_whatever_its_length(record, engine_
     many = list_queries()
     assert len(many) == len(few)
     assert sum("last_seen_at" in sql for sql in many) == 1
-
