@@ -191,7 +191,7 @@ class VisitAdmin(UndeletableMixin, ReadOnlyMixin, admin.ModelAdmin):
                 ]  # fmt: skip
             },
         ),
-        (_("Counters"), {"fields": ["log_counter", "query_count"]}),
+        (_("Counters"), {"fields": ["log_counter", "query_count", "last_seen_at"]}),
     ]
     readonly_fields = [f for _name, opts in fieldsets for f in opts["fields"]]
     inlines = [VisitLogInline, ContextReadInline, ContextTokenInline]

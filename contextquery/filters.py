@@ -1,19 +1,31 @@
-"""The run and visit filters, shared by the API lists and the HTML /runs/ list (SPEC §4.3, §4.6).
+"""The run and visit filters, shared by the API lists and the HTML lists (SPEC §4.3, §4.6, §8).
 
-Query parameters are camelCase: ``status``, ``mode``, ``workflowId``,
+Query parameters are camelCase. Runs: ``status``, ``mode``, ``workflowId``,
 ``startedAfter`` / ``startedBefore`` (ISO-8601, inclusive), ``search`` (runId,
-workflow id or name, case-insensitive substring). An unknown choice is refused
-(422 in the API, a form error on the page).
+workflow id or name, case-insensitive substring), ``stale`` and
+``hasFailedVisits`` (true/false). Visits: ``status``, ``nodeId``,
+``category`` (a failure category, or ``none``), ``patternId``,
+``falsePositive`` (true/false), ``workflowId``, ``endedAfter`` (inclusive) /
+``endedBefore`` (exclusive, so time buckets ``[start, end)`` do not
+overlap). An unknown choice is refused (422 in the API, a form error on the
+page). The overview's numbers link to lists filtered with these (SPEC §8).
 """
 
 import datetime
 
 import django_filters
 from django import forms
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q
 from django.utils.translation import gettext_lazy as _
 
+from contextquery import liveness
 from contextquery.models import LogType, RunMode, RunStatus, Visit, VisitLog, VisitStatus, WorkflowRun
+from patterns.models import Category, JudgedReply
+from project.filters import StrictBooleanFilter
+
+#: The ``category`` value of failed visits with no category, and its label.
+NO_CATEGORY = "none"
+NO_CATEGORY_LABEL = _("No category")
 
 
 class UtcIsoDateTimeField(django_filters.fields.IsoDateTimeField):
@@ -38,6 +50,19 @@ class UtcIsoDateTimeFilter(django_filters.IsoDateTimeFilter):
     field_class = UtcIsoDateTimeField
 
 
+class IdFilter(django_filters.NumberFilter):
+    """A database id: a whole number from 1 to 2⁶³−1. A fraction, an exponent
+    or a number beyond what the database holds is refused (422 in the API, a
+    form error on a page), never handed to the database."""
+
+    field_class = forms.IntegerField
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("min_value", 1)
+        kwargs.setdefault("max_value", 2**63 - 1)
+        super().__init__(*args, **kwargs)
+
+
 class RunFilter(django_filters.FilterSet):
     """Filters of the run lists."""
 
@@ -47,10 +72,20 @@ class RunFilter(django_filters.FilterSet):
     startedAfter = UtcIsoDateTimeFilter(field_name="started_at", lookup_expr="gte", label=_("Started at or after"))
     startedBefore = UtcIsoDateTimeFilter(field_name="started_at", lookup_expr="lte", label=_("Started at or before"))
     search = django_filters.CharFilter(method="filter_search", label=_("Search (run id, workflow)"))
+    stale = StrictBooleanFilter(method="filter_stale", label=_("Stale (no sign of life)"))
+    hasFailedVisits = StrictBooleanFilter(method="filter_failed_visits", label=_("Has failed visits"))
 
     class Meta:
         model = WorkflowRun
         fields = []
+
+    def filter_stale(self, queryset, name, value):
+        stale = liveness.run_stale_q()
+        return queryset.filter(stale) if value else queryset.exclude(stale)
+
+    def filter_failed_visits(self, queryset, name, value):
+        failed = Exists(Visit.objects.filter(run=OuterRef("pk"), status=VisitStatus.FAILED))
+        return queryset.filter(failed) if value else queryset.exclude(failed)
 
     def filter_search(self, queryset, name, value):
         value = value.strip()
@@ -72,11 +107,30 @@ class LogFilter(django_filters.FilterSet):
 
 
 class VisitFilter(django_filters.FilterSet):
-    """Filters of a run's visit list: ``status``, ``nodeId``."""
+    """Filters of the visit lists (a run's, and /visits/ across runs)."""
 
     status = django_filters.ChoiceFilter(choices=VisitStatus.choices, label=_("Status"))
     nodeId = django_filters.CharFilter(field_name="node_id", label=_("Node id"))
+    category = django_filters.ChoiceFilter(
+        choices=[*Category.choices, (NO_CATEGORY, NO_CATEGORY_LABEL)],
+        method="filter_category",
+        label=_("Failure category"),
+    )
+    patternId = IdFilter(field_name="matched_pattern_id", label=_("Matched pattern id"))
+    falsePositive = StrictBooleanFilter(method="filter_false_positive", label=_("Marked as a false positive"))
+    workflowId = django_filters.CharFilter(field_name="run__workflow_id", label=_("Workflow id"))
+    endedAfter = UtcIsoDateTimeFilter(field_name="ended_at", lookup_expr="gte", label=_("Ended at or after"))
+    endedBefore = UtcIsoDateTimeFilter(field_name="ended_at", lookup_expr="lt", label=_("Ended before"))
 
     class Meta:
         model = Visit
         fields = []
+
+    def filter_category(self, queryset, name, value):
+        return queryset.filter(failure_category="" if value == NO_CATEGORY else value)
+
+    def filter_false_positive(self, queryset, name, value):
+        marked = Exists(
+            JudgedReply.objects.filter(subject=OuterRef("visit_uuid"), mark=JudgedReply.Mark.FALSE_POSITIVE)
+        )
+        return queryset.filter(marked) if value else queryset.exclude(marked)

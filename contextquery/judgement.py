@@ -149,6 +149,7 @@ def visit_complete(
             locked.matched_pattern_text = det.pattern or ""
         locked.completion = completion
         locked.ended_at = timezone.now()
+        locked.last_seen_at = locked.ended_at  # completion is a sign of life (SPEC §8)
         locked.save()
         if det is not None:
             count_hit(pattern_id=det.pattern_id)

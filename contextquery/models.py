@@ -133,6 +133,10 @@ class Visit(models.Model):
     query_count = models.PositiveIntegerField(_("context queries"), default=0, editable=False)
     started_at = models.DateTimeField(_("started"))
     ended_at = models.DateTimeField(_("ended"), null=True, blank=True)
+    # The last sign of life (SPEC §8): registration, a log, a heartbeat, a
+    # context or tool query, completion. Written at most every
+    # ``liveness.SEEN_EVERY`` (10 s) by ``liveness.visit_seen``.
+    last_seen_at = models.DateTimeField(_("last sign of life"), default=timezone.now)
 
     class Meta:
         ordering = ["run", "sort_order"]
@@ -145,6 +149,8 @@ class Visit(models.Model):
         indexes = [
             models.Index(fields=["matched_pattern", "-ended_at"], name="visit_pattern_ended"),
             models.Index(fields=["-ended_at"], name="visit_ended"),
+            # A run's latest sign of life, and "any sign since the cutoff?" for stale runs.
+            models.Index(fields=["run", "last_seen_at"], name="visit_run_seen"),
         ]
 
     def __str__(self):
@@ -247,3 +253,25 @@ class ContextRead(models.Model):
 
     def __str__(self):
         return f"{self.endpoint} {self.status_code}"
+
+
+class MetricTally(models.Model):
+    """What purges deleted, kept so the ``/metrics`` counters never go down (SPEC §8).
+
+    The counters are read from the database (rows stored + rows purged): one
+    row per metric sample, ``name`` the sample's name and ``labels`` its
+    label pairs as canonical JSON (``[["status", "FAILED"], …]``). Only
+    purges write here (``contextquery.tallies``), never the hot paths.
+    """
+
+    name = models.CharField(max_length=100)
+    labels = models.CharField(max_length=300, default="[]")
+    value = models.FloatField(default=0)
+
+    class Meta:
+        verbose_name = _("metric tally")
+        verbose_name_plural = _("metric tallies")
+        constraints = [models.UniqueConstraint(fields=["name", "labels"], name="metrictally_unique_sample")]
+
+    def __str__(self):
+        return f"{self.name}{self.labels} = {self.value}"

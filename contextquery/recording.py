@@ -28,7 +28,7 @@ from django.db.models import Count, Exists, Max, OuterRef, QuerySet, Subquery
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from contextquery import paths, tokens
+from contextquery import liveness, paths, tokens
 from contextquery.canvas import canvas_node
 from contextquery.models import (
     ENDED_VISIT_STATUSES,
@@ -236,6 +236,44 @@ def run_finish(*, run: WorkflowRun, status: str) -> tuple[WorkflowRun, int]:
     return run, cancelled
 
 
+@dataclass(frozen=True)
+class StaleRunFinished:
+    """One stale run :func:`runs_finish_stale` found: the run (with ``last_seen_at``),
+    whether it was finished, and how many visits were cancelled."""
+
+    run: WorkflowRun
+    finished: bool
+    cancelled_visits: int = 0
+
+
+def runs_finish_stale(*, dry_run: bool = False, now=None) -> list[StaleRunFinished]:
+    """Finish every stale run (SPEC §8) as CANCELLED through :func:`run_finish`:
+    its RUNNING visits become CANCELLED and its tokens are revoked.
+
+    Stale: RUNNING, no sign of life for ``HERMES_STALE_RUN_MINUTES``, no tool
+    call waiting for a person (:func:`contextquery.liveness.run_stale_q`).
+    ``dry_run`` finishes nothing. Each run is checked again just before it is
+    finished, so one that showed a sign of life meanwhile is left running;
+    one finished meanwhile by its engine is left as it is. Returns one entry
+    per stale run found, oldest sign of life first.
+    """
+    found = list(liveness.runs_stale(now=now))
+    if dry_run:
+        return [StaleRunFinished(run=run, finished=False) for run in found]
+    done = []
+    for run in found:
+        if not WorkflowRun.objects.filter(liveness.run_stale_q(now=now), pk=run.pk).exists():
+            done.append(StaleRunFinished(run=run, finished=False))
+            continue
+        try:
+            _, cancelled = run_finish(run=run, status=RunStatus.CANCELLED)
+        except Conflict:  # the engine finished it in between with another status
+            done.append(StaleRunFinished(run=run, finished=False))
+            continue
+        done.append(StaleRunFinished(run=run, finished=True, cancelled_visits=cancelled))
+    return done
+
+
 def run_list(*, user=None) -> QuerySet:
     """Runs, newest first, each annotated with ``visit_count``: all of them, or
     with ``user`` the ones it may read (its own unless it reads all runs, SPEC §4.3)."""
@@ -371,6 +409,7 @@ def _visit_insert(run: WorkflowRun, node: dict, registration: dict) -> Visit:
         parents = list(dict.fromkeys(parents))
         _parents_check(locked, parents)
     iter_seq = (Visit.objects.filter(run=locked, node_id=node_id).aggregate(m=Max("iter_seq"))["m"] or 0) + 1
+    now = timezone.now()
     locked.visit_counter += 1
     locked.save(update_fields=["visit_counter"])
     fields = {
@@ -383,7 +422,8 @@ def _visit_insert(run: WorkflowRun, node: dict, registration: dict) -> Visit:
         "parent_uuids": parents,
         "input": registration["input"],
         "registration": registration,
-        "started_at": timezone.now(),
+        "started_at": now,
+        "last_seen_at": now,  # registration is a sign of life (SPEC §8)
     }
     if registration["visitUuid"]:
         fields["visit_uuid"] = registration["visitUuid"]

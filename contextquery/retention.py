@@ -3,7 +3,8 @@
 Runs are deleted in batches, each in its own short transaction, children
 first (reads, tokens, logs, visits, then the runs), so no statement holds
 locks on more than ``batch_size`` runs' rows and engines keep recording
-while a purge runs. Running runs are never deleted, whatever their age.
+while a purge runs. Running runs are never deleted, whatever their age. What
+is deleted stays counted in the ``/metrics`` counters (``contextquery.tallies``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from contextquery import tallies
 from contextquery.models import ContextRead, ContextToken, RunStatus, Visit, VisitLog, WorkflowRun
 from project.errors import Invalid
 
@@ -80,10 +82,17 @@ def runs_purge(*, older_than: timedelta, batch_size: int = 200, now=None) -> Pur
             locked = list(
                 candidates.filter(pk__in=ids).select_for_update(skip_locked=True).values_list("pk", flat=True)
             )
-            report.reads += ContextRead.objects.filter(visit__run_id__in=locked).delete()[0]
-            report.tokens += ContextToken.objects.filter(run_id__in=locked).delete()[0]
+            # The /metrics counters keep what is deleted here (contextquery.tallies).
+            reads = ContextRead.objects.filter(visit__run_id__in=locked)
+            tallies.tally_purged_reads(reads=reads)
+            report.reads += reads.delete()[0]
+            deleted_tokens = ContextToken.objects.filter(run_id__in=locked).delete()[0]
+            tallies.tally_purged_tokens(count=deleted_tokens)
+            report.tokens += deleted_tokens
             report.logs += VisitLog.objects.filter(visit__run_id__in=locked).delete()[0]
-            report.visits += Visit.objects.filter(run_id__in=locked).delete()[0]
+            visits = Visit.objects.filter(run_id__in=locked)
+            tallies.tally_purged_visits(visits=visits)
+            report.visits += visits.delete()[0]
             report.runs += WorkflowRun.objects.filter(pk__in=locked).delete()[0]
         report.batches += 1
         report.batch_runs.append(len(locked))

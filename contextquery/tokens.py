@@ -33,6 +33,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from contextquery import liveness, tallies
 from contextquery.client.wire import CONTEXT_ENDPOINTS, TOKEN_HEADER, TOKEN_HEX_CHARS, token_mask
 from contextquery.models import ContextToken, RunStatus, Visit, VisitStatus, WorkflowRun
 from project import serving
@@ -235,11 +236,13 @@ def tokens_touch(*, visit: Visit | int) -> int:
     expiry of its live tokens to ``TOKEN_TTL_SECONDS`` from now, never past
     ``TOKEN_MAX_LIFETIME_SECONDS`` after each token's issue, never earlier than
     it was. An expired or revoked token stays dead. Returns how many slid.
-    Accepts a ``Visit`` or its primary key.
+    Accepts a ``Visit`` or its primary key. Also records the visit's sign of
+    life (:func:`contextquery.liveness.visit_seen`, at most every 10 s).
     """
     visit_id = visit if isinstance(visit, int) else visit.pk
     cfg = config()
     now = timezone.now()
+    liveness.visit_seen(visit_id=visit_id, now=now)
     new_expiry = now + timedelta(seconds=cfg["TOKEN_TTL_SECONDS"])
     lifetime = timedelta(seconds=cfg["TOKEN_MAX_LIFETIME_SECONDS"])
     # Tokens issued at or after this instant are not capped by their lifetime.
@@ -296,7 +299,9 @@ def tokens_purge(*, now: datetime | None = None, grace: timedelta = TOKEN_PURGE_
     24 hours). Live tokens and recently dead ones stay. Audit rows belong to
     visits and are kept. Returns how many rows were deleted."""
     cutoff = (now or timezone.now()) - grace
-    deleted, _ = ContextToken.objects.filter(Q(expires_at__lte=cutoff) | Q(revoked_at__lte=cutoff)).delete()
+    with transaction.atomic():
+        deleted, _ = ContextToken.objects.filter(Q(expires_at__lte=cutoff) | Q(revoked_at__lte=cutoff)).delete()
+        tallies.tally_purged_tokens(count=deleted)  # /metrics keeps counting them as issued
     return deleted
 
 

@@ -7,28 +7,37 @@ that works without JavaScript, every recorded text escaped by the templates.
 * ``/runs/<runId>/visits/<visitUuid>/``: one visit in full, with the
   false-positive form; ``…/output.json`` the whole output envelope;
 * ``/runs/matched/<patternId>/``: the visits a pattern failed (its hits, or
-  only its false positives), linked from the pattern page.
+  only its false positives), linked from the pattern page;
+* ``/visits/``: visits across runs, filtered with ``VisitFilter`` (the
+  overview's numbers link here, SPEC §8).
+
+A RUNNING run's page and a running visit's page refresh themselves (SPEC §8):
+``static/hermes/live.js`` polls ``…/live.json`` and, when its ``fingerprint``
+changes, reloads the page's ``data-live-region`` parts in place. Without
+JavaScript a ``<noscript>`` refresh reloads the whole page instead.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 
+from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.db.models import Count, Q
-from django.http import Http404, HttpResponse
+from django.db.models import Count, F, Q
+from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import content_disposition_header, urlencode
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext_lazy, ngettext
 from django.views.decorators.http import require_GET, require_POST
 
-from contextquery import graph_layout, recording
+from contextquery import graph_layout, liveness, recording
 from contextquery.filters import RunFilter, VisitFilter
 from contextquery.models import (
     LogType,
@@ -41,6 +50,7 @@ from contextquery.models import (
 from contextquery.paths import visit_node_of
 from patterns import marks
 from patterns.models import HermesErrorPattern
+from project.api import envelope
 from project.errors import Conflict, Forbidden, Invalid, NotFound
 from project.pages import staff_page
 
@@ -57,6 +67,10 @@ LOG_DETAIL_CHARS = 5_000
 LOGS_PER_PAGE = 100
 #: Thoughts and tool calls shown in their sections; the rest are in the raw logs.
 SECTION_ENTRIES = 100
+#: How often a live page asks whether it changed (seconds); without JavaScript
+#: the page reloads itself every ``NOSCRIPT_REFRESH_SECONDS``.
+LIVE_POLL_SECONDS = 3
+NOSCRIPT_REFRESH_SECONDS = 15
 
 
 staff_required = staff_page(gettext_lazy("The run pages are for staff users."))
@@ -89,6 +103,28 @@ def shown_text(value, *, as_json: bool, limit: int = INLINE_CHARS) -> dict | Non
     return {"text": text[:limit], "size": len(text), "folded": len(text) > FOLD_CHARS, "cut": len(text) > limit}
 
 
+def age_text(moment, *, now=None) -> str:
+    """How long ago ``moment`` was, in words: "12 s ago", "5 min ago", "2 h 5 min ago"."""
+    seconds = max(0, int(((now or timezone.now()) - moment).total_seconds()))
+    if seconds < 60:
+        return ngettext("%(n)d second ago", "%(n)d seconds ago", seconds) % {"n": seconds}
+    minutes = seconds // 60
+    if minutes < 60:
+        return ngettext("%(n)d minute ago", "%(n)d minutes ago", minutes) % {"n": minutes}
+    return _("%(h)d h %(m)d min ago") % {"h": minutes // 60, "m": minutes % 60}
+
+
+def _fingerprint(*parts) -> str:
+    """A short digest of what a live page shows: it changes when the page would."""
+    return hashlib.sha256(repr(parts).encode()).hexdigest()[:16]
+
+
+def _live_answer(data: dict) -> JsonResponse:
+    response = JsonResponse(envelope(200, "success", data), json_dumps_params={"ensure_ascii": False})
+    response["Cache-Control"] = "no-store"
+    return response
+
+
 def duration_seconds(visit: Visit) -> float | None:
     """Seconds from start to end of ``visit``; None while it runs."""
     if visit.started_at is None or visit.ended_at is None:
@@ -107,6 +143,7 @@ def run_list(request):
     run_filter = RunFilter(request.GET or None, queryset=runs)
     found = run_filter.qs if not run_filter.is_bound or run_filter.is_valid() else runs.none()
     page = Paginator(found, PAGE_SIZE).get_page(request.GET.get("page"))
+    page.object_list = liveness.runs_attach_liveness(runs=page.object_list)
     query = request.GET.copy()
     query.pop("page", None)
     workflows = (
@@ -125,6 +162,7 @@ def run_list(request):
             "statuses": RunStatus.choices,
             "modes": RunMode.choices,
             "workflows": list(workflows),
+            "stale_minutes": settings.HERMES_STALE_RUN_MINUTES,
         },
     )
 
@@ -141,8 +179,9 @@ def _node_href(run: WorkflowRun):
 @staff_required
 @require_GET
 def run_detail(request, run_id):
-    """The graph picture above the visit timeline (filtered by node or status)."""
-    run = _run_or_404(run_id)
+    """The graph picture above the visit timeline (filtered by node or status);
+    a RUNNING run refreshes itself and shows each visit's last sign of life."""
+    run = liveness.run_liveness(run=_run_or_404(run_id))
     visits = list(
         recording.with_false_positive(Visit.objects.filter(run=run))
         .select_related("matched_pattern")
@@ -158,8 +197,14 @@ def run_detail(request, run_id):
         wanted = set(visit_filter.qs.values_list("pk", flat=True))
         shown = [v for v in visits if v.pk in wanted]
     by_uuid = {str(v.visit_uuid): v for v in visits}
+    now = timezone.now()
     rows = [
-        {"visit": v, "duration": duration_seconds(v), "parents": [by_uuid[p] for p in v.parent_uuids if p in by_uuid]}
+        {
+            "visit": v,
+            "duration": duration_seconds(v),
+            "parents": [by_uuid[p] for p in v.parent_uuids if p in by_uuid],
+            "seen_ago": age_text(v.last_seen_at, now=now),
+        }
         for v in shown
     ]
     return render(
@@ -174,7 +219,71 @@ def run_detail(request, run_id):
             "node_ids": list(dict.fromkeys(v.node_id for v in visits)),
             "filtered": bool(request.GET),
             "failed_count": sum(1 for v in visits if v.status == VisitStatus.FAILED),
+            "seen_ago": age_text(run.last_seen_at, now=now),
+            "stale_minutes": settings.HERMES_STALE_RUN_MINUTES,
+            **_live_context(
+                live=run.status == RunStatus.RUNNING,
+                url=reverse("contextquery:run-live", args=[run.run_id]),
+                fingerprint=_run_fingerprint(run, visits),
+            ),
         },
+    )
+
+
+def _live_context(*, live: bool, url: str, fingerprint: str) -> dict:
+    return {
+        "live": live,
+        "live_url": url,
+        "live_fingerprint": fingerprint,
+        "live_seconds": LIVE_POLL_SECONDS,
+        "noscript_seconds": NOSCRIPT_REFRESH_SECONDS,
+    }
+
+
+def _run_fingerprint(run: WorkflowRun, visits) -> str:
+    return _fingerprint(
+        run.status,
+        run.stale,
+        [(str(v.visit_uuid), v.status, v.log_counter, v.query_count, v.last_seen_at) for v in visits],
+    )
+
+
+@staff_required
+@require_GET
+def run_live(request, run_id):
+    """``/runs/<runId>/live.json``: what a RUNNING run's page polls (SPEC §8).
+
+    ``{runId, status, live, stale, lastSeenAt, now, fingerprint, visits:
+    [{visitUuid, nodeId, iterSeq, status, logCount, lastSeenAt}]}``;
+    ``fingerprint`` changes whenever the run page would show something new.
+    """
+    run = liveness.run_liveness(run=_run_or_404(run_id))
+    visits = list(
+        Visit.objects.filter(run=run)
+        .order_by("sort_order")
+        .only("visit_uuid", "node_id", "iter_seq", "status", "log_counter", "query_count", "last_seen_at")
+    )
+    return _live_answer(
+        {
+            "runId": run.run_id,
+            "status": run.status,
+            "live": run.status == RunStatus.RUNNING,
+            "stale": run.stale,
+            "lastSeenAt": run.last_seen_at.isoformat(),
+            "now": timezone.now().isoformat(),
+            "fingerprint": _run_fingerprint(run, visits),
+            "visits": [
+                {
+                    "visitUuid": str(v.visit_uuid),
+                    "nodeId": v.node_id,
+                    "iterSeq": v.iter_seq,
+                    "status": v.status,
+                    "logCount": v.log_counter,
+                    "lastSeenAt": v.last_seen_at.isoformat(),
+                }
+                for v in visits
+            ],
+        }
     )
 
 
@@ -218,6 +327,7 @@ def visit_detail(request, run_id, visit_uuid):
     calls, calls_total = _first(
         visit.logs.filter(type__in=(LogType.TOOL_CALL, LogType.TOOL_RESULT)).order_by("seq"), SECTION_ENTRIES
     )
+    tokens = list(visit.tokens.order_by("-issued_at", "-id"))
     graph = recording.visit_paths(visit=visit)
     on_paths = {
         str(v.visit_uuid): v
@@ -242,9 +352,7 @@ def visit_detail(request, run_id, visit_uuid):
         for path in graph.paths
     ]
     now = timezone.now()
-    tokens = [
-        {"token": t, "prefix": t.hash_prefix, "state": t.state(now)} for t in visit.tokens.order_by("-issued_at", "-id")
-    ]
+    token_rows = [{"token": t, "prefix": t.hash_prefix, "state": t.state(now)} for t in tokens]
     logs_shown = [
         {"log": log, "detail": shown_text(log.detail, as_json=not isinstance(log.detail, str), limit=LOG_DETAIL_CHARS)}
         for log in log_page
@@ -270,12 +378,51 @@ def visit_detail(request, run_id, visit_uuid):
             "graph": graph,
             "paths": paths,
             "reads": list(visit.reads.order_by("created_at", "id")),
-            "tokens": tokens,
+            "tokens": token_rows,
             "judged": marks.reply_get(subject=visit.visit_uuid),
             "note_max": marks.NOTE_MAX_CHARS,
             "inline_chars": INLINE_CHARS,
             "admin_url": reverse("admin:contextquery_visit_change", args=[visit.pk]),
+            "seen_ago": age_text(visit.last_seen_at, now=now),
+            **_live_context(
+                live=visit.status == VisitStatus.RUNNING,
+                url=reverse("contextquery:visit-live", args=[run.run_id, visit.visit_uuid]),
+                fingerprint=_visit_fingerprint(visit, tokens),
+            ),
         },
+    )
+
+
+def _visit_fingerprint(visit: Visit, tokens) -> str:
+    return _fingerprint(
+        visit.status,
+        visit.log_counter,
+        visit.query_count,
+        visit.last_seen_at,
+        [(t.pk, t.expires_at, t.revoked_at) for t in tokens],
+    )
+
+
+@staff_required
+@require_GET
+def visit_live(request, run_id, visit_uuid):
+    """``/runs/<runId>/visits/<visitUuid>/live.json``: what a running visit's page polls (SPEC §8).
+
+    ``{visitUuid, status, live, logCount, queryCount, lastSeenAt, now, fingerprint}``.
+    """
+    visit = _visit_or_404(_run_or_404(run_id), visit_uuid)
+    tokens = list(visit.tokens.order_by("-issued_at", "-id").only("pk", "expires_at", "revoked_at"))
+    return _live_answer(
+        {
+            "visitUuid": str(visit.visit_uuid),
+            "status": visit.status,
+            "live": visit.status == VisitStatus.RUNNING,
+            "logCount": visit.log_counter,
+            "queryCount": visit.query_count,
+            "lastSeenAt": visit.last_seen_at.isoformat(),
+            "now": timezone.now().isoformat(),
+            "fingerprint": _visit_fingerprint(visit, tokens),
+        }
     )
 
 
@@ -347,12 +494,46 @@ def pattern_matched_visits(request, pattern_pk):
     )
 
 
+@staff_required
+@require_GET
+def visit_list(request):
+    """``/visits/``: visits across runs, latest ended first (running ones last),
+    filtered with the API's ``VisitFilter`` (status, category, pattern, false
+    positive, workflow, node, end time), paginated."""
+    visits = recording.with_false_positive(
+        Visit.objects.select_related("run").defer("output", "input", "final_text", "registration", "completion")
+    ).order_by(F("ended_at").desc(nulls_last=True), "-id")
+    visit_filter = VisitFilter(request.GET or None, queryset=visits)
+    found = visit_filter.qs if not visit_filter.is_bound or visit_filter.is_valid() else visits.none()
+    page = Paginator(found, PAGE_SIZE).get_page(request.GET.get("page"))
+    query = request.GET.copy()
+    query.pop("page", None)
+    pattern = None
+    if visit_filter.is_bound and visit_filter.is_valid() and visit_filter.form.cleaned_data.get("patternId"):
+        pattern = HermesErrorPattern.objects.filter(pk=visit_filter.form.cleaned_data["patternId"]).first()
+    return render(
+        request,
+        "contextquery/visit_list.html",
+        {
+            "filter": visit_filter,
+            "page_obj": page,
+            "query": query.urlencode(),
+            "statuses": VisitStatus.choices,
+            "categories": visit_filter.filters["category"].extra["choices"],
+            "pattern": pattern,
+        },
+    )
+
+
 __all__ = [
     "pattern_matched_visits",
     "run_detail",
     "run_list",
+    "run_live",
     "shown_text",
     "visit_detail",
     "visit_false_positive",
+    "visit_list",
+    "visit_live",
     "visit_output_raw",
 ]

@@ -221,7 +221,7 @@ AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_CALLABLE = "project.pages.login_locked_out"
 AXES_VERBOSE = False
 LOGIN_URL = "login"
-LOGIN_REDIRECT_URL = "/patterns/"
+LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "login"
 
 LANGUAGE_CODE = "en"
@@ -337,6 +337,19 @@ try:
     ]
 except ValueError as exc:
     raise ImproperlyConfigured(f"{_CQ_PREFIX}ALLOWED_CLIENTS has an invalid address or network: {exc}") from None
+
+# --- Overview, live runs, metrics (SPEC §8).
+# A RUNNING run with no sign of life for this long (and no tool call waiting
+# for a person) is stale: marked in lists and the API, ended by finish_stale_runs.
+HERMES_STALE_RUN_MINUTES = env_int("HERMES_STALE_RUN_MINUTES", 30, minimum=1)
+# GET /metrics answers only these addresses or networks (others 403), like /internal/.
+HERMES_METRICS_ALLOWED_CLIENTS = env_list("HERMES_METRICS_ALLOWED_CLIENTS", ["127.0.0.0/8", "::1"])
+try:
+    HERMES_METRICS_ALLOWED_NETWORKS = [
+        ipaddress.ip_network(item, strict=False) for item in HERMES_METRICS_ALLOWED_CLIENTS
+    ]
+except ValueError as exc:
+    raise ImproperlyConfigured(f"HERMES_METRICS_ALLOWED_CLIENTS has an invalid address or network: {exc}") from None
 
 LOGGING = {
     "version": 1,

@@ -14,7 +14,6 @@ handler404 = "project.views.handler404"
 handler500 = "project.views.handler500"
 
 urlpatterns = [
-    path("", RedirectView.as_view(url="/patterns/", permanent=False)),
     # Browsers ask for /favicon.ico on pages that link no icon (the admin, Swagger UI, JSON).
     path("favicon.ico", RedirectView.as_view(url=static("hermes/favicon.svg"), permanent=False)),
     re_path(r"^healthz/?$", views.healthz, name="healthz"),
@@ -29,4 +28,6 @@ urlpatterns = [
     path("internal/context/", include("contextquery.api.internal_urls")),
     path("patterns/", include("patterns.urls")),
     path("runs/", include("contextquery.urls")),
+    # The overview at /, the visits across runs at /visits/, /metrics (SPEC §8).
+    path("", include("contextquery.overview_urls")),
 ]

@@ -8,6 +8,7 @@ from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from contextquery import liveness
 from contextquery.api.internal_serializers import PathGraphSerializer
 from contextquery.canvas import GraphSerializer
 from contextquery.judgement import COMPLETION_STATUSES
@@ -123,16 +124,27 @@ class RunSerializer(serializers.ModelSerializer):
     startedAt = serializers.DateTimeField(source="started_at")
     finishedAt = serializers.DateTimeField(source="finished_at", allow_null=True)
     visitCount = serializers.SerializerMethodField()
+    lastSeenAt = serializers.SerializerMethodField()
+    stale = serializers.SerializerMethodField()
 
     class Meta:
         model = WorkflowRun
         fields = [
             "runId", "workflowId", "workflowName", "mode", "status", "graph",
-            "createdBy", "startedAt", "finishedAt", "visitCount",
+            "createdBy", "startedAt", "finishedAt", "visitCount", "lastSeenAt", "stale",
         ]  # fmt: skip
 
     def get_createdBy(self, run) -> str | None:
         return run.created_by.get_username() if run.created_by_id else None
+
+    @extend_schema_field(serializers.DateTimeField())
+    def get_lastSeenAt(self, run):
+        """The latest sign of life of any of its visits, else its start (SPEC §8)."""
+        return serializers.DateTimeField().to_representation(liveness.run_liveness(run=run).last_seen_at)
+
+    def get_stale(self, run) -> bool:
+        """RUNNING with no sign of life for HERMES_STALE_RUN_MINUTES and no tool call waiting for a person."""
+        return liveness.run_liveness(run=run).stale
 
     def get_visitCount(self, run) -> int:
         count = getattr(run, "visit_count", None)
@@ -165,6 +177,9 @@ class VisitSerializer(serializers.ModelSerializer):
     queryCount = serializers.IntegerField(source="query_count")
     startedAt = serializers.DateTimeField(source="started_at")
     endedAt = serializers.DateTimeField(source="ended_at", allow_null=True)
+    lastSeenAt = serializers.DateTimeField(
+        source="last_seen_at", help_text="The visit's last sign of life (written at most every 10 s)."
+    )
 
     class Meta:
         model = Visit
@@ -172,7 +187,7 @@ class VisitSerializer(serializers.ModelSerializer):
             "visitUuid", "runId", "nodeId", "nodeType", "nodeName", "iterSeq", "sortOrder",
             "fromVisitUuids", "status", "input", "output", "finalText", "failureReason",
             "failureCategory", "retryable", "runAction", "matchedPattern", "falsePositive",
-            "logCount", "queryCount", "startedAt", "endedAt",
+            "logCount", "queryCount", "startedAt", "endedAt", "lastSeenAt",
         ]  # fmt: skip
 
     @staticmethod

@@ -11,7 +11,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, permissions, status
 from rest_framework.response import Response
 
-from contextquery import judgement, recording
+from contextquery import judgement, liveness, recording
 from contextquery.api import serializers as s
 from contextquery.filters import LogFilter, RunFilter, VisitFilter
 from contextquery.models import Visit, VisitLog, WorkflowRun
@@ -78,6 +78,7 @@ class RunListCreateView(RecordingView):
     @extend_schema(operation_id="runs_list", summary="List runs", responses=s.RunSerializer(many=True))
     def get(self, request):
         page = self.paginate_queryset(self.filter_queryset(self.get_queryset()))
+        page = liveness.runs_attach_liveness(runs=page)  # stale and lastSeenAt: one query per page
         return self.get_paginated_response(s.RunSerializer(page, many=True).data)
 
     @extend_schema(

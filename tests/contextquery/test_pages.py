@@ -559,3 +559,103 @@ def test_the_output_download_of_a_non_ascii_node_keeps_the_attachment(ops, recor
     ]
     assert disposition.startswith("attachment;")
     assert "filename*=utf-8''zh-node-%E8%8A%82%E7%82%B9_%E4%B8%80-1-output.json" in disposition
+
+
+# --- live pages, stale runs, visits across runs (SPEC §8) ------------------------------------
+
+
+@pytest.fixture
+def live_run(record):
+    """A RUNNING run: A done, B RUNNING."""
+    rec = record(CHAIN, run_id="live1")
+    rec.visit("B", rec.visit("A"), complete=False)
+    return rec
+
+
+def test_a_running_runs_page_polls_its_live_view_and_refreshes_without_javascript(ops, live_run):
+    page = html(ops.get("/runs/live1/"))
+    assert 'data-live-url="/runs/live1/live.json"' in page
+    assert '<noscript><meta http-equiv="refresh" content="15"></noscript>' in page
+    assert "hermes/live.js" in page
+    row = page.split(f'id="visit-{live_run.by["B1"].visit_uuid}"')[1].split("</tr>")[0]
+    assert 'class="seen"' in row and "second" in row
+
+
+def test_a_finished_runs_page_does_not_refresh(ops, flyback):
+    recording.run_finish(run=flyback.run, status="SUCCESS")
+    page = html(ops.get("/runs/flyback1/"))
+    assert "data-live-url" not in page and "http-equiv" not in page
+
+
+def test_the_live_view_changes_its_fingerprint_when_a_log_arrives(ops, live_run):
+    first = ops.get("/runs/live1/live.json").json()["data"]
+    assert first["live"] is True and first["status"] == "RUNNING"
+    assert [v["nodeId"] for v in first["visits"]] == ["A", "B"]
+    recording.logs_append(visit=live_run.by["B1"], logs=[{"type": "TEXT", "message": "step 2"}])
+    second = ops.get("/runs/live1/live.json").json()["data"]
+    assert second["fingerprint"] != first["fingerprint"]
+    assert second["visits"][1]["logCount"] == first["visits"][1]["logCount"] + 1
+
+
+def test_the_live_view_of_a_finished_run_says_it_is_no_longer_live(ops, live_run):
+    recording.run_finish(run=live_run.run, status="CANCELLED")
+    body = ops.get("/runs/live1/live.json").json()
+    assert body["code"] == 200 and body["data"]["live"] is False and body["data"]["status"] == "CANCELLED"
+
+
+def test_a_running_visits_page_polls_its_live_view(ops, live_run):
+    visit = live_run.by["B1"]
+    page = html(ops.get(visit_url(visit)))
+    assert f'data-live-url="/runs/live1/visits/{visit.visit_uuid}/live.json"' in page
+    assert 'id="visit-last-seen"' in page
+    before = ops.get(f"/runs/live1/visits/{visit.visit_uuid}/live.json").json()["data"]
+    recording.logs_append(visit=visit, logs=[{"type": "THINKING", "message": "hmm"}])
+    after = ops.get(f"/runs/live1/visits/{visit.visit_uuid}/live.json").json()["data"]
+    assert (before["live"], after["logCount"]) == (True, before["logCount"] + 1)
+    assert after["fingerprint"] != before["fingerprint"]
+
+
+def test_the_live_views_are_for_staff_only(client, user, live_run):
+    assert client.get("/runs/live1/live.json").status_code == 302
+    client.force_login(user)
+    assert client.get("/runs/live1/live.json").status_code == 403
+
+
+def test_the_run_list_marks_a_stale_run(ops, live_run, clock):
+    clock.advance(31 * 60)
+    page = html(ops.get("/runs/"))
+    row = page.split('id="run-live1"')[1].split("</tr>")[0]
+    assert 'class="tag stale"' in row
+    assert 'id="run-live1"' in html(ops.get("/runs/?stale=true"))
+    assert 'id="run-live1"' not in html(ops.get("/runs/?stale=false"))
+    assert 'class="stale-note"' in html(ops.get("/runs/live1/"))
+
+
+def test_the_visit_list_filters_failed_visits_by_category_across_runs(ops, flagged, flyback):
+    page = html(ops.get("/visits/?status=FAILED&category=other"))
+    assert f'id="visit-{flagged.visit_uuid}"' in page
+    assert page.count('<tr id="visit-') == 1
+    assert html(ops.get("/visits/?status=FAILED&category=quota")).count('<tr id="visit-') == 0
+    assert html(ops.get("/visits/?nodeId=C")).count('<tr id="visit-') == 2
+
+
+def test_the_visit_list_filters_by_pattern_and_false_positive_mark(ops, flagged, staff_user):
+    pattern = flagged.matched_pattern_id
+    assert html(ops.get(f"/visits/?patternId={pattern}&falsePositive=true")).count('<tr id="visit-') == 0
+    marks_page = html(ops.get(f"/visits/?patternId={pattern}"))
+    assert 'id="filter-pattern"' in marks_page and marks_page.count('<tr id="visit-') == 1
+    JudgedReply.objects.filter(subject=flagged.visit_uuid).update(mark="false_positive")
+    assert html(ops.get(f"/visits/?patternId={pattern}&falsePositive=true")).count('<tr id="visit-') == 1
+
+
+def test_the_visit_list_filters_by_end_time_with_an_exclusive_end(ops, flagged):
+    ended = flagged.ended_at.replace(second=0, microsecond=0)
+    start, end = ended.strftime("%Y-%m-%dT%H:%M"), (ended + timedelta(minutes=1)).strftime("%Y-%m-%dT%H:%M")
+    assert html(ops.get(f"/visits/?endedAfter={start}&endedBefore={end}")).count('<tr id="visit-') == 1
+    assert html(ops.get(f"/visits/?endedAfter={end}")).count('<tr id="visit-') == 0
+    assert html(ops.get(f"/visits/?endedBefore={start}")).count('<tr id="visit-') == 0
+
+
+def test_a_bad_filter_value_on_the_visit_list_is_a_form_error(ops, flagged):
+    page = html(ops.get("/visits/?category=weather&falsePositive=perhaps"))
+    assert 'id="filter-errors"' in page and page.count('<tr id="visit-') == 0
