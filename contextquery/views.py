@@ -49,6 +49,7 @@ from contextquery.models import (
 )
 from contextquery.paths import visit_node_of
 from patterns import marks
+from patterns.matching import compile_patterns
 from patterns.models import HermesErrorPattern
 from project.api import envelope
 from project.errors import Conflict, Forbidden, Invalid, NotFound
@@ -307,6 +308,43 @@ def _todo_list(visit: Visit) -> list[dict]:
     return [item for item in last if isinstance(item, dict)] if isinstance(last, list) else []
 
 
+def reply_marked(visit: Visit, *, limit: int = INLINE_CHARS) -> dict | None:
+    """The reply cut around the text its matched pattern matched, for ``<mark>``:
+    ``{before, match, after}``, or None when no stored pattern matches it now.
+    The pattern's text is the copy the visit kept at completion, so a later
+    edit of the pattern does not move the mark."""
+    text = visit.final_text
+    if not text or not visit.matched_pattern_text:
+        return None
+    rule = {"id": 0, "name": visit.matched_pattern_name, "pattern": visit.matched_pattern_text}
+    found = compile_patterns([rule]).detect(
+        text, head_chars=settings.PATTERNS_SCAN_CHARS, tail_chars=settings.PATTERNS_SCAN_TAIL_CHARS
+    )
+    if found is None or found.span[1] > limit:
+        return None
+    start, end = found.span
+    return {"before": text[:start], "match": text[start:end], "after": text[end:limit], "cut": len(text) > limit}
+
+
+def visit_neighbours(visit: Visit) -> dict:
+    """The visits around ``visit`` for navigating a run: ``previous`` and ``next``
+    by sortOrder (or None), and ``same_node``: every visit of its node by iterSeq
+    (B#1, B#2 … — a retry and what it retried)."""
+    light = ("visit_uuid", "node_id", "iter_seq", "sort_order", "status", "run_id")
+    # sortOrder counts the run's registrations one by one, so the neighbours are
+    # at sortOrder ± 1: one query finds them and the node's visits.
+    around = (visit.sort_order - 1, visit.sort_order + 1)
+    found = list(
+        Visit.objects.filter(Q(node_id=visit.node_id) | Q(sort_order__in=around), run_id=visit.run_id).only(*light)
+    )
+    by_order = {v.sort_order: v for v in found}
+    return {
+        "previous": by_order.get(around[0]),
+        "next": by_order.get(around[1]),
+        "same_node": sorted((v for v in found if v.node_id == visit.node_id), key=lambda v: v.iter_seq),
+    }
+
+
 def _first(logs, limit: int) -> tuple[list, int]:
     """The first ``limit`` of a log queryset and how many it holds in all."""
     shown = list(logs[:limit])
@@ -368,6 +406,8 @@ def visit_detail(request, run_id, visit_uuid):
             "input": shown_text(visit.input, as_json=True),
             "output": shown_text(visit.output, as_json=True),
             "final_text": shown_text(visit.final_text, as_json=False),
+            "reply_marked": reply_marked(visit),
+            **visit_neighbours(visit),
             "thinking": thinking,
             "thinking_more": thinking_total - len(thinking),
             "tool_calls": _tool_calls(calls),

@@ -47,8 +47,10 @@ class UnprocessableEntity(exceptions.APIException):
     default_detail = "The request body is not acceptable."
     default_code = "unprocessable"
 
-    def __init__(self, detail: str, *, field: str = NON_FIELD_ERRORS):
-        super().__init__(detail)
+    def __init__(self, detail: str, *, field: str = NON_FIELD_ERRORS, names_field: bool = False):
+        # The envelope's message names the field once: "pageSize: must be …".
+        named = field == NON_FIELD_ERRORS or names_field
+        super().__init__(detail if named else f"{field}: {detail}")
         self.errors = {field: [str(detail)]}
 
 
@@ -149,13 +151,15 @@ def parse_json_bytes(raw: bytes):
     try:
         value = json.loads(text, parse_constant=_reject_constant)
     except RecursionError:
-        raise UnprocessableEntity(f"The JSON body is nested deeper than {settings.MAX_JSON_DEPTH} levels.") from None
+        raise UnprocessableEntity(
+            _("The JSON body is nested deeper than %(depth)d levels.") % {"depth": settings.MAX_JSON_DEPTH}
+        ) from None
     except ValueError as exc:
         raise exceptions.ParseError(f"The request body is not valid JSON: {exc}.") from None
     problem = json_problems(value, max_depth=settings.MAX_JSON_DEPTH)
     if problem:
         field, sentence = problem
-        raise UnprocessableEntity(sentence, field=field)
+        raise UnprocessableEntity(sentence, field=field, names_field=True)
     return value
 
 
@@ -315,7 +319,8 @@ class Pagination(PageNumberPagination):
             size = 0
         if not 1 <= size <= self.max_page_size:
             raise UnprocessableEntity(
-                f"pageSize: must be an integer from 1 to {self.max_page_size}, not {raw!r}.", field="pageSize"
+                _("must be an integer from 1 to %(max)d, not %(value)r.") % {"max": self.max_page_size, "value": raw},
+                field="pageSize",
             )
         return size
 

@@ -375,8 +375,9 @@ def test_the_visit_page_costs_the_same_queries_for_many_logs(ops, rich_visit, dj
         VisitLogFactory(visit=rich_visit)
     # session, user, run, visit; the log page and its count; the first thoughts, the first
     # tool calls, the last todo list; the run's visits for the paths and those on them;
-    # tokens, reads, the judged reply: 14, however many logs.
-    with django_assert_max_num_queries(14):
+    # tokens, reads, the judged reply; the neighbours and the node's other visits:
+    # 15, however many logs.
+    with django_assert_max_num_queries(15):
         ops.get(visit_url(rich_visit))
 
 
@@ -659,3 +660,41 @@ def test_the_visit_list_filters_by_end_time_with_an_exclusive_end(ops, flagged):
 def test_a_bad_filter_value_on_the_visit_list_is_a_form_error(ops, flagged):
     page = html(ops.get("/visits/?category=weather&falsePositive=perhaps"))
     assert 'id="filter-errors"' in page and page.count('<tr id="visit-') == 0
+
+
+# --- navigation and the matched text (issue 13) -------------------------------------------
+
+
+def test_a_failed_visit_links_to_its_retry_and_back(ops, record, marker):
+    rec = record(CHAIN, run_id="retry1")
+    a = rec.visit("A")
+    failed = rec.visit("B", a, final_text=f"{MARKER}: upstream said no")
+    retry = rec.visit("B", a, final_text="All good now.")
+    first = html(ops.get(visit_url(failed)))
+    nav = first.split('id="node-visits"')[1].split("</span>")[0]
+    assert f'href="{visit_url(retry)}"' in nav and "#2" in nav
+    back = html(ops.get(visit_url(retry))).split('id="node-visits"')[1].split("</span>")[0]
+    assert f'href="{visit_url(failed)}"' in back
+
+
+def test_a_visit_links_to_the_previous_and_next_visit_of_its_run(ops, flyback):
+    page = html(ops.get(visit_url(flyback.by["C1"])))
+    assert (
+        'id="previous-visit" rel="prev"' in page
+        and visit_url(flyback.by["B1"]) in page.split('id="previous-visit"')[0][-200:]
+    )
+    assert visit_url(flyback.by["G1"]) in page.split('id="next-visit"')[0][-200:]
+    first = html(ops.get(visit_url(flyback.by["A1"])))
+    assert 'id="previous-visit"' not in first and 'id="next-visit"' in first
+
+
+def test_the_matched_text_is_marked_in_the_reply(ops, flagged):
+    page = html(ops.get(visit_url(flagged)))
+    reply = page.split('<pre id="final-text">')[1].split("</pre>")[0]
+    assert f'<mark id="reply-match">{MARKER}</mark>: upstream said no' in reply
+
+
+def test_an_empty_section_takes_one_line(ops, record):
+    page = html(ops.get(visit_url(record(CHAIN).visit("A"))))
+    assert '<section id="thinking" data-live-region class="empty">' in page
+    assert '<section id="reads" data-live-region class="empty">' in page

@@ -2,9 +2,9 @@
 
 ``python -m tests.hardening.seed`` with the server's environment
 (``DATABASE_URL`` or ``SQLITE_PATH``) creates a superuser, a staff user, a
-plain user (password ``PASSWORD``) and an engine client, each with a knox
+plain user (password ``PASSWORD``) and two engine clients, each with a knox
 API token, and prints
-``{"superToken", "staffToken", "userToken", "engineToken"}``. The tokens are
+``{"superToken", "staffToken", "userToken", "engineToken", "otherEngineToken"}``. The tokens are
 made through the same commands and models operators use.
 """
 
@@ -36,9 +36,9 @@ def main() -> None:
         user.set_password(PASSWORD)
         user.save(update_fields=["password"])
         out[key] = AuthToken.objects.create(user=user)[1]
-    name = "hard-engine"
-    engine = users.objects.filter(username=name).first()
-    out["engineToken"] = AuthToken.objects.create(user=engine)[1] if engine else engine_client_create(name=name)[1]
+    for key, name in (("engineToken", "hard-engine"), ("otherEngineToken", "hard-engine-2")):
+        engine = users.objects.filter(username=name).first()
+        out[key] = AuthToken.objects.create(user=engine)[1] if engine else engine_client_create(name=name)[1]
     print(json.dumps(out))
 
 

@@ -19,7 +19,7 @@ import requests
 
 from tests.hardening.conftest import Api, run_with_visit
 from tests.hardening.test_hostile_input import refuse_everywhere, stored
-from tests.support import envelope
+from tests.support import envelope, envelope_body
 
 pytestmark = pytest.mark.slow
 
@@ -139,7 +139,7 @@ def test_logs_beyond_max_logs_per_visit_are_429_and_pages_stay_small(shared_serv
         logs = [{"type": "THINKING", "message": f"thought {batch}-{i} " + "x" * 200} for i in range(1000)]
         answers.append(engine.post(f"{visit}/logs", {"logs": logs}))
     assert [a.status_code for a in answers] == [200] * 5 + [429] * 3
-    assert "MAX_LOGS_PER_VISIT (5000)" in envelope(answers[5], 429)["message"]
+    assert "MAX_LOGS_PER_VISIT (5000)" in envelope_body(answers[5], 429)["message"]
     assert (
         db.scalar(
             "SELECT COUNT(*) FROM contextquery_visitlog WHERE visit_id = "

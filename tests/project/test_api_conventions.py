@@ -128,8 +128,9 @@ def test_the_default_page_size_is_50(user_client):
 @pytest.mark.parametrize("size", ["0", "501", "ten", "-1"])
 def test_a_bad_page_size_is_422(user_client, size):
     response = user_client.get(URL, {"pageSize": size})
-    assert response.status_code == 422 and "pageSize" in envelope_body(response)["message"]
-    assert list(envelope_body(response)["data"]["errors"]) == ["pageSize"]
+    body = envelope_body(response, 422)
+    assert body["message"] == f"pageSize: must be an integer from 1 to 500, not {size!r}."
+    assert body["data"]["errors"] == {"pageSize": [f"must be an integer from 1 to 500, not {size!r}."]}
 
 
 def test_a_page_beyond_the_end_is_404(user_client):
@@ -140,6 +141,14 @@ def test_no_auth_is_401_with_www_authenticate(anon_client):
     response = anon_client.get(URL)
     assert response.status_code == 401 and response["WWW-Authenticate"].startswith("Token")
     envelope_body(response)
+
+
+@pytest.mark.parametrize("scheme", ["Bearer", "bearer", "Basic"])
+def test_a_valid_token_sent_with_another_scheme_is_told_the_scheme_is_token(user_client, scheme):
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"{scheme} {user_client.token}")
+    body = envelope_body(client.get(URL), 401)
+    assert body["message"] == f"The Authorization scheme is Token: send 'Authorization: Token <token>', not {scheme}."
 
 
 def test_no_auth_on_a_write_is_401_not_403(anon_client):
