@@ -1,8 +1,9 @@
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
 
 
 class ContextqueryConfig(AppConfig):
     """Runs, visits, logs, tokens and the internal context endpoints (SPEC §4)."""
 
     name = "contextquery"
-    verbose_name = "Runs and context query"
+    verbose_name = _("Runs and context query")

@@ -74,6 +74,17 @@ class RunFilter(django_filters.FilterSet):
     search = django_filters.CharFilter(method="filter_search", label=_("Search (run id, workflow)"))
     stale = StrictBooleanFilter(method="filter_stale", label=_("Stale (no sign of life)"))
     hasFailedVisits = StrictBooleanFilter(method="filter_failed_visits", label=_("Has failed visits"))
+    sort = django_filters.OrderingFilter(
+        fields=(
+            ("started_at", "started"),
+            ("finished_at", "finished"),
+            ("duration", "duration"),
+            ("visit_count", "visits"),
+            ("failure_count", "failed"),
+            ("run_id", "runId"),
+        ),
+        label=_("Sort by (started, finished, duration, visits, failed, runId; a leading - sorts descending)"),
+    )
 
     class Meta:
         model = WorkflowRun

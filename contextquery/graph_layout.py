@@ -15,6 +15,7 @@ graphs.
 from __future__ import annotations
 
 import bisect
+import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -37,15 +38,17 @@ BOX_PAD = 4
 #: without testing each one for a crossing (keeps layout linear on big canvases).
 MAX_CHECKED_COLUMNS = 8
 MARGIN = 20
-#: Node names are cut to this many characters: 12 px bold text in a 150 px box
-#: holds about 17 of the widest common glyphs.
-NAME_CHARS = 17
+#: Room for text in a box (pixels): the box less its padding, and less the
+#: visit count on the second line.
+NAME_ROOM = NODE_W - 20
+META_ROOM = NODE_W - 20 - 34
 
 
 @dataclass(frozen=True)
 class NodeBox:
     """One canvas node placed on the picture (pixels, top-left corner).
 
+    ``label`` is the name (or id) and ``meta`` the id as they fit the box;
     ``status`` is the status of the node's latest visit ("" when never
     visited); ``failed`` counts its FAILED visits; ``href`` is where the box
     links to (None when never visited).
@@ -54,6 +57,7 @@ class NodeBox:
     node_id: str
     name: str
     label: str
+    meta: str
     node_type: str
     x: int
     y: int
@@ -213,7 +217,8 @@ def graph_picture(
             boxes[node_id] = NodeBox(
                 node_id=node_id,
                 name=name,
-                label=_clip(name or node_id),
+                label=fit_text(name or node_id, NAME_ROOM, bold=True),
+                meta=fit_text(node_id, META_ROOM if seen else NAME_ROOM),
                 node_type=str(node.get("type") or ""),
                 x=MARGIN + col * (NODE_W + COL_GAP),
                 y=round(MARGIN_TOP + offset + row * (NODE_H + ROW_GAP)),
@@ -249,8 +254,25 @@ def graph_picture(
     return Picture(width=width, height=height, nodes=list(boxes.values()), hops=hops)
 
 
-def _clip(text: str) -> str:
-    return text if len(text) <= NAME_CHARS else text[: NAME_CHARS - 1] + "…"
+def text_width(text: str, *, size: float = 12, bold: bool = False) -> float:
+    """An estimate of ``text``'s width in pixels in the page's sans-serif font:
+    a wide (CJK) character is as wide as the font is high, others about 0.6 of
+    it (a little more in bold). Errs wide, so a name that fits is never cut."""
+    narrow = 0.62 if bold else 0.58
+    return sum(size if unicodedata.east_asian_width(c) in "WF" else size * narrow for c in text)
+
+
+def fit_text(text: str, room: float, *, bold: bool = False) -> str:
+    """``text`` whole when it fits in ``room`` pixels, else cut with "…" to fit:
+    names are cut only when the box has no room for them."""
+    if text_width(text, bold=bold) <= room:
+        return text
+    kept = ""
+    for char in text:
+        if text_width(kept + char + "…", bold=bold) > room:
+            break
+        kept += char
+    return kept + "…"
 
 
 Point = tuple[float, float]

@@ -51,6 +51,13 @@ class LogType(models.TextChoices):
     ERROR = "ERROR", _("Error")
 
 
+class RunAction(models.TextChoices):
+    """What a completion tells the engine to do with the run (SPEC §4.4)."""
+
+    ABORT = "abort", _("abort")
+    CONTINUE = "continue", _("continue")
+
+
 class WorkflowRun(models.Model):
     """One execution of a workflow, with its canvas graph (SPEC §4.1).
 
@@ -115,9 +122,11 @@ class Visit(models.Model):
     output = models.JSONField(_("output"), null=True, blank=True)
     final_text = models.TextField(_("final text"), null=True, blank=True)
     failure_reason = models.TextField(_("failure reason"), blank=True, default="")
-    failure_category = models.CharField(_("failure category"), max_length=32, blank=True, default="")
+    failure_category = models.CharField(
+        _("failure category"), max_length=32, choices=Category.choices, blank=True, default=""
+    )
     retryable = models.BooleanField(_("retryable"), null=True, blank=True)
-    run_action = models.CharField(_("run action"), max_length=10, blank=True, default="")
+    run_action = models.CharField(_("run action"), max_length=10, choices=RunAction.choices, blank=True, default="")
     matched_pattern = models.ForeignKey(
         "patterns.HermesErrorPattern", null=True, blank=True, on_delete=models.SET_NULL, related_name="visits"
     )

@@ -24,7 +24,18 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Count, Exists, Max, OuterRef, QuerySet, Subquery
+from django.db.models import (
+    Count,
+    DurationField,
+    Exists,
+    ExpressionWrapper,
+    F,
+    Max,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+)
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -46,7 +57,7 @@ from project.api import camel_case, json_problems
 from project.errors import Conflict, Forbidden, Invalid, LimitReached, NotFound
 
 #: runIds appear in URLs, so they are limited to URL-safe characters.
-RUN_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$")
+RUN_ID_RE = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9._:-]{0,63}\Z")
 FINISH_STATUSES = (RunStatus.SUCCESS, RunStatus.FAILED, RunStatus.CANCELLED)
 #: Sentinel for "the engine did not send this field" (``None`` may be a value).
 MISSING = object()
@@ -275,9 +286,15 @@ def runs_finish_stale(*, dry_run: bool = False, now=None) -> list[StaleRunFinish
 
 
 def run_list(*, user=None) -> QuerySet:
-    """Runs, newest first, each annotated with ``visit_count``: all of them, or
-    with ``user`` the ones it may read (its own unless it reads all runs, SPEC §4.3)."""
-    runs = WorkflowRun.objects.select_related("created_by").annotate(visit_count=Count("visits"))
+    """Runs, newest first, each annotated with ``visit_count``, ``failure_count``
+    (its FAILED visits) and ``duration`` (finish − start; None while it runs):
+    all of them, or with ``user`` the ones it may read (its own unless it reads
+    all runs, SPEC §4.3)."""
+    runs = WorkflowRun.objects.select_related("created_by").annotate(
+        visit_count=Count("visits"),
+        failure_count=Count("visits", filter=Q(visits__status=VisitStatus.FAILED)),
+        duration=ExpressionWrapper(F("finished_at") - F("started_at"), output_field=DurationField()),
+    )
     if user is not None and not run_can_read_all(user=user):
         runs = runs.filter(created_by=user)
     return runs.order_by("-started_at", "-id")

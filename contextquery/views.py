@@ -27,7 +27,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.db.models import Count, F, Q
+from django.db.models import F, Q
 from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -75,6 +75,17 @@ NOSCRIPT_REFRESH_SECONDS = 15
 
 
 staff_required = staff_page(gettext_lazy("The run pages are for staff users."))
+
+#: The run graph's zoom levels: fitted to the page's width (the default), or a scale in percent.
+ZOOMS = (("fit", gettext_lazy("fit")), ("100", "100%"), ("150", "150%"), ("200", "200%"))
+
+
+def _query_without(request, *names: str) -> str:
+    """The page's query string without ``names`` (for links that set one of them)."""
+    query = request.GET.copy()
+    for name in names:
+        query.pop(name, None)
+    return query.urlencode()
 
 
 def _run_or_404(run_id: str) -> WorkflowRun:
@@ -140,7 +151,7 @@ def duration_seconds(visit: Visit) -> float | None:
 @require_GET
 def run_list(request):
     """Runs, newest first, filtered with the API's FilterSet, paginated."""
-    runs = recording.run_list().annotate(failure_count=Count("visits", filter=Q(visits__status=VisitStatus.FAILED)))
+    runs = recording.run_list()
     run_filter = RunFilter(request.GET or None, queryset=runs)
     found = run_filter.qs if not run_filter.is_bound or run_filter.is_valid() else runs.none()
     page = Paginator(found, PAGE_SIZE).get_page(request.GET.get("page"))
@@ -164,6 +175,8 @@ def run_list(request):
             "modes": RunMode.choices,
             "workflows": list(workflows),
             "stale_minutes": settings.HERMES_STALE_RUN_MINUTES,
+            "sort": request.GET.get("sort", ""),
+            "sort_query": _query_without(request, "sort", "page"),
         },
     )
 
@@ -189,6 +202,7 @@ def run_detail(request, run_id):
         .defer("output", "input", "final_text", "registration", "completion")
         .order_by("sort_order")
     )
+    zoom = request.GET.get("zoom") if request.GET.get("zoom") in dict(ZOOMS) else "fit"
     picture = graph_layout.graph_picture(
         graph=run.graph, visits=[visit_node_of(v) for v in visits], node_href=_node_href(run)
     )
@@ -214,6 +228,11 @@ def run_detail(request, run_id):
         {
             "run": run,
             "picture": picture,
+            "zoom": zoom,
+            "zoom_choices": [(value, label) for value, label in ZOOMS],
+            "zoom_query": _query_without(request, "zoom"),
+            "zoomed_width": round(picture.width * int(zoom) / 100) if zoom != "fit" else None,
+            "zoomed_height": round(picture.height * int(zoom) / 100) if zoom != "fit" else None,
             "rows": rows,
             "visit_filter": visit_filter,
             "visit_statuses": VisitStatus.choices,

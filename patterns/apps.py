@@ -1,12 +1,13 @@
 from django.apps import AppConfig
 from django.db.models.signals import post_delete, post_migrate, post_save
+from django.utils.translation import gettext_lazy as _
 
 
 class PatternsConfig(AppConfig):
     """Error patterns: model, detection engine, API, admin and pages (SPEC §3)."""
 
     name = "patterns"
-    verbose_name = "Error patterns"
+    verbose_name = _("Error patterns")
 
     def ready(self):
         from patterns.detection import on_pattern_saved_or_deleted

@@ -88,6 +88,15 @@ def reset_summary(result: changes.ResetResult) -> str:
     }
 
 
+def _shown_value(name: str, value):
+    """A history value as a person reads it: yes/no for a flag, the label of a category."""
+    if isinstance(value, bool):
+        return _("yes") if value else _("no")
+    if name == "category" and isinstance(value, str):
+        return Category.label_of(value)
+    return value
+
+
 def history_rows(changes_qs) -> list[dict]:
     """History rows for the pattern page: each change with the fields it touched
     as ``(label, before, after)``; a create, copy or re-install lists every field."""
@@ -96,7 +105,7 @@ def history_rows(changes_qs) -> list[dict]:
     for change in changes_qs:
         before, after = change.before or {}, change.after or {}
         fields = [
-            (labels.get(name, name), before.get(name), after.get(name))
+            (labels.get(name, name), _shown_value(name, before.get(name)), _shown_value(name, after.get(name)))
             for name in changes.EDITABLE_FIELDS
             if (name in before or name in after) and before.get(name) != after.get(name)
         ]

@@ -1,8 +1,29 @@
+"""The project's app and the names the admin shows for the third-party apps it uses."""
+
+from axes.apps import AppConfig as AxesAppConfig
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
 
 
 class ProjectConfig(AppConfig):
-    """Project-wide pieces: API conventions, commands such as create_api_token."""
+    """Project-wide pieces: API conventions, API tokens in the admin, commands such as create_api_token."""
 
     name = "project"
-    verbose_name = "Hermes Ops"
+    verbose_name = _("Hermes Ops")
+
+
+class AxesConfig(AxesAppConfig):
+    """django-axes (log-in throttling) under a name ops read in their language."""
+
+    verbose_name = _("Log-in throttling")
+
+
+# The names django-axes gives its models, in our catalogue: it ships no Chinese one.
+THIRD_PARTY_NAMES = (
+    _("access attempt"),
+    _("access attempts"),
+    _("access failure"),
+    _("access failures"),
+    _("access log"),
+    _("access logs"),
+)

@@ -54,7 +54,13 @@ def error_envelope_schema(code) -> dict:
 
 
 class EnvelopeAutoSchema(AutoSchema):
-    """AutoSchema that wraps bodies in the envelope and adds error statuses."""
+    """AutoSchema that wraps bodies in the envelope and adds error statuses, and
+    groups operations by resource: a view's ``schema_tag`` names its group in
+    Swagger UI ("Runs", "Visits", "Logs" …)."""
+
+    def get_tags(self) -> list[str]:
+        tag = getattr(self.view, "schema_tag", None)
+        return [str(tag)] if tag else super().get_tags()
 
     #: statuses documented for every operation; views may narrow or widen this.
     error_statuses = tuple(ERROR_STATUSES)

@@ -114,7 +114,7 @@ INSTALLED_APPS = [
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI and Redoc served locally, so /api/docs/ works offline
-    "axes",
+    "project.apps.AxesConfig",
     "project",
     "patterns",
     "contextquery",

@@ -176,7 +176,7 @@ def _documented(endpoint, *, summary, description, request, response, examples):
     return extend_schema_view(
         post=extend_schema(
             operation_id=f"internal_context_{endpoint}",
-            tags=["internal context"],
+            tags=["Internal: context query"],
             summary=summary,
             description=description + " " + _RULES,
             request=request,

@@ -124,6 +124,8 @@ class RunSerializer(serializers.ModelSerializer):
     startedAt = serializers.DateTimeField(source="started_at")
     finishedAt = serializers.DateTimeField(source="finished_at", allow_null=True)
     visitCount = serializers.SerializerMethodField()
+    failedVisitCount = serializers.SerializerMethodField()
+    durationSeconds = serializers.SerializerMethodField()
     lastSeenAt = serializers.SerializerMethodField()
     stale = serializers.SerializerMethodField()
 
@@ -131,8 +133,19 @@ class RunSerializer(serializers.ModelSerializer):
         model = WorkflowRun
         fields = [
             "runId", "workflowId", "workflowName", "mode", "status", "graph",
-            "createdBy", "startedAt", "finishedAt", "visitCount", "lastSeenAt", "stale",
+            "createdBy", "startedAt", "finishedAt", "durationSeconds", "visitCount", "failedVisitCount",
+            "lastSeenAt", "stale",
         ]  # fmt: skip
+
+    def get_failedVisitCount(self, run) -> int:
+        count = getattr(run, "failure_count", None)
+        return run.visits.filter(status=VisitStatus.FAILED).count() if count is None else count
+
+    def get_durationSeconds(self, run) -> float | None:
+        """Seconds from start to finish; null while the run is RUNNING."""
+        if run.finished_at is None:
+            return None
+        return round((run.finished_at - run.started_at).total_seconds(), 3)
 
     def get_createdBy(self, run) -> str | None:
         return run.created_by.get_username() if run.created_by_id else None

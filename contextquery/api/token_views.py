@@ -24,6 +24,8 @@ from project import serving
 class VisitTokenIssueView(RecordingView):
     """``POST …/visits/{visitUuid}/tokens``."""
 
+    schema_tag = "Context tokens"
+
     serializer_class = ContextQuerySerializer
     error_statuses = ("401", "403", "404", "409", "429", "503")
 
@@ -46,6 +48,8 @@ class VisitTokenIssueView(RecordingView):
 
 class VisitTokenRevokeView(RecordingView):
     """``POST …/visits/{visitUuid}/tokens/revoke`` ``{token}``."""
+
+    schema_tag = "Context tokens"
 
     serializer_class = bodies.TokenRevokeSerializer
     error_statuses = ("400", "401", "403", "404", "413", "422")

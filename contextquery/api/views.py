@@ -66,6 +66,8 @@ class RecordingView(generics.GenericAPIView):
 class RunListCreateView(RecordingView):
     """``GET /api/runs`` (paginated, filtered) and ``POST /api/runs``."""
 
+    schema_tag = "Runs"
+
     queryset = WorkflowRun.objects.none()
     serializer_class = s.RunSerializer
     filterset_class = RunFilter
@@ -105,6 +107,8 @@ class RunListCreateView(RecordingView):
 class RunDetailView(RecordingView):
     """``GET /api/runs/{runId}``."""
 
+    schema_tag = "Runs"
+
     serializer_class = s.RunSerializer
     error_statuses = ("401", "403", "404")
 
@@ -115,6 +119,8 @@ class RunDetailView(RecordingView):
 
 class RunFinishView(RecordingView):
     """``POST /api/runs/{runId}/finish``."""
+
+    schema_tag = "Runs"
 
     serializer_class = s.RunFinishSerializer
 
@@ -136,6 +142,8 @@ class RunFinishView(RecordingView):
 
 class VisitListRegisterView(RecordingView):
     """``GET /api/runs/{runId}/visits`` and ``POST`` (register a visit)."""
+
+    schema_tag = "Visits"
 
     queryset = Visit.objects.none()
     serializer_class = s.VisitSerializer
@@ -185,6 +193,8 @@ class VisitListRegisterView(RecordingView):
 class VisitDetailView(RecordingView):
     """``GET /api/runs/{runId}/visits/{visitUuid}``: the visit, its logs, paths and reads."""
 
+    schema_tag = "Visits"
+
     serializer_class = s.VisitDetailSerializer
     error_statuses = ("401", "403", "404")
 
@@ -202,6 +212,8 @@ class VisitDetailView(RecordingView):
 
 class VisitLogsView(RecordingView):
     """``GET …/visits/{visitUuid}/logs`` (paginated) and ``POST`` (append a batch)."""
+
+    schema_tag = "Logs"
 
     serializer_class = s.LogsAppendSerializer
     error_statuses = ("400", "401", "403", "404", "413", "422", "429")
@@ -242,6 +254,8 @@ class VisitLogsView(RecordingView):
 class VisitHeartbeatView(RecordingView):
     """``POST …/visits/{visitUuid}/heartbeat``."""
 
+    schema_tag = "Visits"
+
     serializer_class = s.HeartbeatSerializer
 
     @extend_schema(
@@ -258,6 +272,8 @@ class VisitHeartbeatView(RecordingView):
 
 class VisitCompleteView(RecordingView):
     """``POST …/visits/{visitUuid}/complete`` → the verdict of SPEC §4.4."""
+
+    schema_tag = "Visits"
 
     serializer_class = s.VisitCompleteSerializer
 

@@ -52,6 +52,7 @@ class PatternViewSet(viewsets.ModelViewSet):
     """``/api/hermes-error-patterns``: list, create, retrieve, edit, delete,
     toggle, copy, reset and detect (SPEC §3.4)."""
 
+    schema_tag = "Error patterns"
     queryset = HermesErrorPattern.objects.all()
     serializer_class = PatternSerializer
     permission_classes = [ReadAuthenticatedWriteStaff]

@@ -3,13 +3,17 @@
 import re
 from itertools import pairwise
 
+import pytest
+
 from contextquery.graph_layout import (
     COL_GAP,
-    NAME_CHARS,
+    NAME_ROOM,
     NODE_H,
     NODE_W,
     canvas_layers,
+    fit_text,
     graph_picture,
+    text_width,
 )
 from contextquery.paths import VisitNode
 from tests.contextquery.factories import CHAIN, TWO_BRANCHES, canvas
@@ -120,7 +124,20 @@ def test_a_backward_hop_arcs_above_the_boxes():
 def test_long_names_are_clipped_on_the_box_but_kept_whole():
     graph = {"nodes": [{"id": "A", "name": "A very long node name that does not fit"}], "edges": []}
     (box,) = graph_picture(graph=graph, visits=[]).nodes
-    assert box.label.endswith("…") and len(box.label) == NAME_CHARS and box.name.startswith("A very long")
+    assert box.label.endswith("…") and text_width(box.label, bold=True) <= NAME_ROOM
+    assert box.name.startswith("A very long")
+
+
+@pytest.mark.parametrize("name", ["Collect sources", "Summarise sources", "Write the report", "写报告并发送给客户"])
+def test_a_name_that_fits_its_box_is_never_cut(name):
+    graph = {"nodes": [{"id": "A", "name": name}], "edges": []}
+    (box,) = graph_picture(graph=graph, visits=[]).nodes
+    assert box.label == name
+
+
+def test_wide_characters_count_double_when_a_name_is_fitted():
+    cut = fit_text("节" * 20, NAME_ROOM, bold=True)
+    assert cut.endswith("…") and len(cut) < 12
 
 
 def skip_run():

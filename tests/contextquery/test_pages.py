@@ -8,12 +8,13 @@ from datetime import timedelta
 from urllib.parse import urlsplit
 
 import pytest
+from django.db.models import F
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
 from contextquery import judgement, recording
-from contextquery.models import ContextRead
+from contextquery.models import ContextRead, WorkflowRun
 from patterns.models import HermesErrorPattern, JudgedReply
 from tests.contextquery.factories import CHAIN, TWO_BRANCHES, VisitFactory, VisitLogFactory, WorkflowRunFactory, canvas
 from tests.factories import PatternFactory
@@ -698,3 +699,28 @@ def test_an_empty_section_takes_one_line(ops, record):
     page = html(ops.get(visit_url(record(CHAIN).visit("A"))))
     assert '<section id="thinking" data-live-region class="empty">' in page
     assert '<section id="reads" data-live-region class="empty">' in page
+
+
+def test_the_run_list_sorts_by_a_column_and_shows_durations(ops, record):
+    short, long = record(CHAIN, run_id="short1"), record(CHAIN, run_id="long1")
+    for rec in (short, long):
+        rec.visit("A")
+        recording.run_finish(run=rec.run, status="SUCCESS")
+    WorkflowRun.objects.filter(run_id="long1").update(finished_at=F("started_at") + timedelta(minutes=3, seconds=5))
+    WorkflowRun.objects.filter(run_id="short1").update(finished_at=F("started_at") + timedelta(seconds=4))
+    page = html(ops.get("/runs/?sort=-duration"))
+    assert page.index('id="run-long1"') < page.index('id="run-short1"')
+    assert "3 min 05 s" in page and "4.0 s" in page
+    assert 'aria-sort="descending"' in page and "sort=duration" in page  # the header now sorts the other way
+    ascending = html(ops.get("/runs/?sort=duration"))
+    assert ascending.index('id="run-short1"') < ascending.index('id="run-long1"')
+
+
+def test_the_runs_api_sorts_too_and_says_duration_and_failed_visits(staff_client, record):
+    rec = record(CHAIN, run_id="api-sort")
+    rec.visit("A", status="FAILED", error="boom")
+    recording.run_finish(run=rec.run, status="FAILED")
+    rows = staff_client.get("/api/runs", {"sort": "-failed"}).json()["data"]["results"]
+    assert rows[0]["runId"] == "api-sort" and rows[0]["failedVisitCount"] == 1
+    assert isinstance(rows[0]["durationSeconds"], float)
+    assert staff_client.get("/api/runs", {"sort": "weather"}).status_code == 422

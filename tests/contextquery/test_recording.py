@@ -611,3 +611,9 @@ def test_a_recorded_chain_longer_than_max_path_depth_is_cut_to_its_last_visits(r
     (path,) = graph.paths
     assert path.truncated and len(path.sequence) == 200 and path.visit_uuids[-1] == str(last.visit_uuid)
     assert len(graph.visit_uuids) == 250 and graph.backtrack_edge_keys == ["G->A"]
+
+
+def test_a_run_id_with_a_trailing_newline_is_refused(engine_user):
+    with pytest.raises(Invalid) as caught:
+        recording.run_create(user=engine_user, graph=CHAIN, run_id="run-1\n")
+    assert "runId" in caught.value.errors

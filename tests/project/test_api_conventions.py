@@ -229,3 +229,15 @@ def test_the_swagger_ui_and_its_assets_are_served_locally_after_collectstatic(cl
             response = fresh.get(url)
             assert response.status_code == 200, url
             assert b"".join(response.streaming_content if response.streaming else [response.content])
+
+
+def test_swagger_groups_operations_by_resource():
+    from drf_spectacular.generators import SchemaGenerator
+
+    schema = SchemaGenerator().get_schema(request=None, public=True)
+    tags = {path: {tag for op in ops.values() for tag in op.get("tags", [])} for path, ops in schema["paths"].items()}
+    assert tags["/api/runs/"] == {"Runs"}
+    assert tags["/api/runs/{run_id}/visits/"] == {"Visits"}
+    assert tags["/api/runs/{run_id}/visits/{visit_uuid}/logs/"] == {"Logs"}
+    assert tags["/api/runs/{run_id}/visits/{visit_uuid}/tokens/"] == {"Context tokens"}
+    assert tags["/api/hermes-error-patterns/"] == {"Error patterns"}
