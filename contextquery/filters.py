@@ -1,4 +1,5 @@
-"""The run and visit filters, shared by the API lists and the HTML /runs/ list (SPEC §4.3, §4.6).
+"""The run, visit and tool-gateway filters, shared by the API lists and the
+HTML lists (SPEC §4.3, §4.6, §7.3).
 
 Query parameters are camelCase: ``status``, ``mode``, ``workflowId``,
 ``startedAfter`` / ``startedBefore`` (ISO-8601, inclusive), ``search`` (runId,
@@ -13,7 +14,18 @@ from django import forms
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
-from contextquery.models import RunMode, RunStatus, Visit, VisitStatus, WorkflowRun
+from contextquery.models import (
+    RunMode,
+    RunStatus,
+    ToolBinding,
+    ToolCall,
+    ToolCallStatus,
+    ToolKind,
+    Visit,
+    VisitStatus,
+    WorkflowRun,
+)
+from project.filters import StrictBooleanFilter
 
 
 class UtcIsoDateTimeField(django_filters.fields.IsoDateTimeField):
@@ -69,4 +81,36 @@ class VisitFilter(django_filters.FilterSet):
 
     class Meta:
         model = Visit
+        fields = []
+
+
+class ToolBindingFilter(django_filters.FilterSet):
+    """Filters of the tool bindings: ``enabled``, ``kind``, ``search`` (name, description, endpoint)."""
+
+    enabled = StrictBooleanFilter(label=_("Enabled"))
+    kind = django_filters.ChoiceFilter(choices=ToolKind.choices, label=_("Kind"))
+    search = django_filters.CharFilter(method="filter_search", max_length=200, label=_("Search"))
+
+    class Meta:
+        model = ToolBinding
+        fields = []
+
+    def filter_search(self, queryset, name, value):
+        value = value.strip()
+        if not value:
+            return queryset
+        return queryset.filter(
+            Q(name__icontains=value) | Q(description__icontains=value) | Q(endpoint__icontains=value)
+        )
+
+
+class ToolCallFilter(django_filters.FilterSet):
+    """Filters of the tool calls: ``status``, ``runId``, ``tool`` (SPEC §7.3)."""
+
+    status = django_filters.ChoiceFilter(choices=ToolCallStatus.choices, label=_("Status"))
+    runId = django_filters.CharFilter(field_name="visit__run__run_id", max_length=64, label=_("Run id"))
+    tool = django_filters.CharFilter(field_name="tool_name", max_length=64, label=_("Tool"))
+
+    class Meta:
+        model = ToolCall
         fields = []

@@ -170,6 +170,7 @@ class VisitListRegisterView(RecordingView):
             node_name=body.get("nodeName"),
             from_visit_uuids=serializer.parents(),
             input=body.get("input"),
+            tools=body.get("tools"),
         )
         data = s.VisitRegisteredSerializer(result.visit, context={"context_query": result.context_query}).data
         return Response(data, status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK)
