@@ -19,6 +19,7 @@ from tests.contextquery.agent_fixtures import (
 )
 from tests.contextquery.context_fixtures import ask, branches, clock, engine, flyback, issue, make_run
 from tests.contextquery.factories import CHAIN, EngineUserFactory
+from tests.contextquery.gateway_fixtures import approver, ask_tool, bindings, shop, tool_visit
 from tests.factories import UserFactory
 
 
