@@ -12,7 +12,7 @@ from django.core.management import call_command
 
 from contextquery import judgement, recording, tool_gateway
 from contextquery.models import ToolBinding, ToolBindingChange, ToolCall, Visit
-from demo.business import LOOKUP_SCHEMA, BusinessService
+from demo.business import LOOKUP_SCHEMA
 from project.errors import Conflict, Forbidden, Invalid, NotFound
 from tests.contextquery.gateway_fixtures import SECRET, SECRET_REF
 from tests.factories import UserFactory
