@@ -17,6 +17,7 @@ from rest_framework.test import APIClient
 from contextquery import tool_gateway
 from contextquery.models import ToolBinding, Visit
 from demo.business import LOOKUP_SCHEMA, REFUND_SCHEMA, BusinessService
+from tests.contextquery.agent_fixtures import OUTPUT_A, TWO_NODES
 from tests.factories import UserFactory
 
 #: The business service's bearer secret; it must never leave the server's memory.
@@ -67,6 +68,18 @@ def make_bindings(shop_url: str) -> dict[str, ToolBinding]:
 @pytest.fixture
 def bindings(db, shop):
     return make_bindings(shop.url)
+
+
+def record_support_run(client) -> tuple[dict, dict, dict]:
+    """Through the recording API (an ``EngineClient``): a run A→B with A completed and B
+    registered with both tools; returns ``(run, a, b)`` (b carries ``contextQuery``)."""
+    run = client.create_run(graph=TWO_NODES, workflow_name="Order support")
+    a = client.register_visit(run["runId"], node_id="A", from_visit_uuids=[])
+    client.complete_visit(run["runId"], a["visitUuid"], status="SUCCESS", output=OUTPUT_A)
+    b = client.register_visit(
+        run["runId"], node_id="B", from_visit_uuid=a["visitUuid"], input={"prompt": "Refund A-1001."}, tools=TOOLS
+    )
+    return run, a, b
 
 
 class ToolVisit:
