@@ -87,6 +87,8 @@ def start_hermes_ops(workdir: Path) -> tuple[subprocess.Popen, str, dict]:
         f"127.0.0.1:{port}",
         "--workers",
         "2",
+        "--threads",
+        "4",
         "--log-level",
         "warning",
         "--no-control-socket",
