@@ -5,6 +5,7 @@ import secrets
 import uuid
 
 import jsonschema
+import referencing.exceptions
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator, URLValidator
@@ -271,7 +272,7 @@ def validate_tool_name(value: str) -> None:
     if not TOOL_NAME_RE.match(value or ""):
         raise ValidationError(
             _("Use 1 to 64 lowercase letters, digits and underscores, starting with a letter (e.g. order_lookup)."),
-            code="invalid",
+            code="bad_name",
         )
     if value in RESERVED_TOOL_NAMES:
         raise ValidationError(
@@ -285,7 +286,7 @@ def validate_secret_ref(value: str) -> None:
     if value and not SECRET_REF_RE.match(value):
         raise ValidationError(
             _("Use 1 to 64 capital letters, digits and underscores, starting with a letter (e.g. SHOP_API)."),
-            code="invalid",
+            code="bad_secret_name",
         )
 
 
@@ -297,12 +298,24 @@ def input_schema_validator(schema: dict):
 def validate_input_schema(value) -> None:
     """A binding's ``inputSchema``: a JSON Schema (checked as a schema by ``jsonschema``) of an object."""
     if not isinstance(value, dict):
-        raise ValidationError(_('Must be a JSON Schema object, e.g. {"type": "object"}.'), code="invalid")
+        # Not code "invalid": JSONField would put its own "Value must be valid JSON." in its place.
+        raise ValidationError(_('Must be a JSON Schema object, e.g. {"type": "object"}.'), code="not_a_schema")
+    if not isinstance(value.get("$schema", ""), str):
+        raise ValidationError(_("$schema must name a JSON Schema dialect (a URL)."), code="bad_dialect")
     try:
-        input_schema_validator(value).check_schema(value)
+        validator = input_schema_validator(value)
+        validator.check_schema(value)
+        # A $ref the validator cannot resolve (e.g. a remote one: nothing is fetched) is refused now, not at a call.
+        list(validator(value).iter_errors({}))
     except jsonschema.SchemaError as error:
         raise ValidationError(
             _("Not a valid JSON Schema: %(detail)s") % {"detail": error.message}, code="invalid_schema"
+        ) from None
+    except referencing.exceptions.Unresolvable as error:
+        raise ValidationError(
+            _("The schema refers to %(ref)s, which cannot be resolved; keep every $ref inside the schema.")
+            % {"ref": getattr(error, "ref", "a schema")},
+            code="unresolvable",
         ) from None
     if value.get("type") != "object":
         raise ValidationError(

@@ -47,6 +47,7 @@ from datetime import datetime, timedelta
 from urllib.parse import urlsplit, urlunsplit
 
 import jsonschema
+import referencing.exceptions
 import requests
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -648,7 +649,12 @@ def _arguments_errors(binding: ToolBinding, arguments) -> dict[str, list[str]]:
         binding.input_schema, format_checker=jsonschema.FormatChecker()
     )
     errors: dict[str, list[str]] = {}
-    for error in sorted(validator.iter_errors(arguments), key=lambda e: [str(p) for p in e.absolute_path]):
+    try:
+        found = sorted(validator.iter_errors(arguments), key=lambda e: [str(p) for p in e.absolute_path])
+    except referencing.exceptions.Unresolvable as error:
+        ref = getattr(error, "ref", "a schema")
+        return {"arguments": [f"The tool's input schema refers to {ref}, which cannot be resolved; ops must fix it."]}
+    for error in found:
         path = "arguments" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
         errors.setdefault(path, []).append(error.message)
     return errors

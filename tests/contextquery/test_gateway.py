@@ -444,3 +444,28 @@ def test_a_user_without_a_pk_is_never_recorded_as_the_actor(shop):
 def test_the_ttl_of_a_pending_call_is_its_expiry_time(tool_visit, shop):
     call = pending(tool_visit())
     assert tool_gateway.toolcall_expires_at(call) == call.requested_at + timedelta(seconds=1800)
+
+
+@pytest.mark.parametrize(
+    "schema, words",
+    [
+        (["type", "object"], "Must be a JSON Schema object"),
+        ({"type": "object", "$schema": ["x"]}, "$schema must name"),
+        ({"type": "object", "$ref": "https://schemas.example.com/order.json"}, "cannot be resolved"),
+    ],
+)
+def test_a_schema_with_a_bad_dialect_or_a_remote_ref_is_refused_on_save(shop, schema, words):
+    with pytest.raises(Invalid) as refused:
+        tool_gateway.binding_create(values=lookup_values(shop.url, input_schema=schema), via="command")
+    assert words in refused.value.errors["inputSchema"][0]
+
+
+def test_a_ref_that_cannot_be_resolved_at_a_call_is_a_422_not_a_crash(tool_visit, shop, bindings):
+    ToolBinding.objects.filter(pk=bindings["order_lookup"].pk).update(
+        input_schema={"type": "object", "properties": {"orderId": {"$ref": "#/$defs/missing"}}}
+    )
+    tv = tool_visit()
+    with pytest.raises(Invalid) as refused:
+        tool_gateway.toolcall_request(visit_id=tv.visit.pk, name="order_lookup", arguments={"orderId": "A-1001"})
+    assert "cannot be resolved" in refused.value.errors["arguments"][0]
+    assert shop.seen == []
