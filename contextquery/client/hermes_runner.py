@@ -30,8 +30,9 @@ import re
 import tempfile
 import threading
 
-from contextquery.client import context_tools, mcp_server
+from contextquery.client import context_tools
 from contextquery.client.engine import EngineClient, EngineClientError
+from contextquery.client.mcp_config import hermes_mcp_config
 
 logger = logging.getLogger("hermes_ops.hermes_runner")
 
@@ -265,7 +266,7 @@ def visit_agent_run(
 
 def mcp_server_entry(config: context_tools.ContextQueryConfig) -> dict:
     """The hermes ``mcp_servers`` entry serving ``config``'s visit over stdio."""
-    return mcp_server.hermes_mcp_config(config)
+    return hermes_mcp_config(config)
 
 
 def _run(
