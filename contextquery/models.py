@@ -269,7 +269,7 @@ MIN_TOOL_TIMEOUT_SECONDS, MAX_TOOL_TIMEOUT_SECONDS = 1, 20
 
 def validate_tool_name(value: str) -> None:
     """A binding's name: ``^[a-z][a-z0-9_]{0,63}$``, and none of the MCP server's own tools."""
-    if not TOOL_NAME_RE.match(value or ""):
+    if not TOOL_NAME_RE.fullmatch(value or ""):
         raise ValidationError(
             _("Use 1 to 64 lowercase letters, digits and underscores, starting with a letter (e.g. order_lookup)."),
             code="bad_name",
@@ -283,7 +283,7 @@ def validate_tool_name(value: str) -> None:
 
 def validate_secret_ref(value: str) -> None:
     """A secret's name: ``^[A-Z][A-Z0-9_]{0,63}$`` (its value comes from ``HERMES_TOOL_SECRET_<NAME>``)."""
-    if value and not SECRET_REF_RE.match(value):
+    if value and not SECRET_REF_RE.fullmatch(value):
         raise ValidationError(
             _("Use 1 to 64 capital letters, digits and underscores, starting with a letter (e.g. SHOP_API)."),
             code="bad_secret_name",

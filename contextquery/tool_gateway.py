@@ -520,7 +520,7 @@ def visit_tools_check(*, names) -> list[str]:
     that is not an enabled binding: none is dropped silently.
     """
     wanted = sorted(set(names))
-    bad_format = [name for name in wanted if not TOOL_NAME_RE.match(name)]
+    bad_format = [name for name in wanted if not TOOL_NAME_RE.fullmatch(name)]
     known = set(
         ToolBinding.objects.filter(name__in=[n for n in wanted if n not in bad_format], enabled=True).values_list(
             "name", flat=True

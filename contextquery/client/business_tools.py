@@ -201,7 +201,7 @@ def list_tools(config: ContextQueryConfig) -> list[dict]:
         if not isinstance(entry, dict):
             continue
         tool = {key: entry.get(key) for key in _TOOL_FIELDS}
-        if not isinstance(tool["name"], str) or not _TOOL_NAME.match(tool["name"]):
+        if not isinstance(tool["name"], str) or not _TOOL_NAME.fullmatch(tool["name"]):
             continue
         if not isinstance(tool["inputSchema"], dict):
             continue

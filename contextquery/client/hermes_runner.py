@@ -64,7 +64,7 @@ def toolsets_check(toolsets) -> list[str]:
     for item in toolsets:
         if not isinstance(item, str):
             raise ValueError(f"{hint} Got a {type(item).__name__} in the list.")
-        if not TOOLSET_NAME_RE.match(item):
+        if not TOOLSET_NAME_RE.fullmatch(item):
             looks = " (it looks like a JSON manifest)" if item.lstrip()[:1] in ("[", "{") else ""
             raise ValueError(f"{hint} {item[:80]!r} is not a toolset name{looks}.")
         names.append(item)
@@ -222,7 +222,7 @@ def visit_agent_run(
     """
     config = _config_from(context_query)
     enabled = toolsets_check(toolsets)
-    if mcp_server is not None and not MCP_SERVER_NAME_RE.match(mcp_server):
+    if mcp_server is not None and not MCP_SERVER_NAME_RE.fullmatch(mcp_server):
         raise ValueError(f"mcp_server must be a name of letters, digits, '_' and '-', not {mcp_server!r}.")
     ensure_hermes_home()
     from run_agent import AIAgent  # imported late: HERMES_HOME must be set first

@@ -186,8 +186,9 @@ def test_visit_agent_run_serves_the_business_tools_over_mcp_and_an_api_approval_
         ([{"name": "order_lookup"}], "Got a dict in the list"),
         ("web", "Got one str, not a list of names"),
         (["web", "mcp hermes"], "is not a toolset name"),
+        (["web\n"], "is not a toolset name"),
     ],
-    ids=["json text", "a dict", "one string", "a space"],
+    ids=["json text", "a dict", "one string", "a space", "a newline"],
 )
 def test_a_toolset_that_is_not_a_name_is_refused_with_a_clear_error(toolsets, words):
     with pytest.raises(ValueError) as refused:
