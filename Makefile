@@ -6,6 +6,8 @@ PIP    := $(BIN)/python -m pip
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 WORKERS ?= 2
+# Threaded workers: a slow business tool call (SPEC §7, up to 20 s) holds one thread, not a worker.
+THREADS ?= 4
 
 .PHONY: run install install-dev migrate test lint bench bench-scale demo soak clean messages
 
@@ -39,7 +41,7 @@ run: install
 	@$(BIN)/python manage.py migrate --no-input --verbosity 0
 	@$(BIN)/python manage.py collectstatic --no-input --verbosity 0
 	@$(BIN)/python manage.py ensure_admin
-	@$(BIN)/gunicorn project.wsgi --bind $(HOST):$(PORT) --workers $(WORKERS) --access-logfile - --log-level warning \
+	@$(BIN)/gunicorn project.wsgi --bind $(HOST):$(PORT) --workers $(WORKERS) --threads $(THREADS) --access-logfile - --log-level warning \
 		--graceful-timeout 5 --no-control-socket
 
 # ruff first (lint and format, configured in pyproject.toml), then the whole suite on two processes.

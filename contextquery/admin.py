@@ -5,18 +5,34 @@ rules, so the admin shows it read-only and deletes no visit, log, token or read
 on its own; deleting a whole run is allowed, for retention (it takes its
 visits, logs, tokens and reads with it, as ``purge_runs`` does).
 Tokens show a hash prefix and their state, never the whole hash.
+
+Tool bindings (SPEC §7) are edited here through ``contextquery.tool_gateway``
+(with history); the admin shows a binding's ``secretRef`` and whether the
+server has a value for it, never the value. Tool calls are read-only.
 """
 
 import json
 
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.db.models import Count, Q
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext
 
-from contextquery.models import ContextRead, ContextToken, Visit, VisitLog, WorkflowRun
+from contextquery import tool_gateway
+from contextquery.forms import ToolBindingForm
+from contextquery.models import (
+    ContextRead,
+    ContextToken,
+    ToolBinding,
+    ToolBindingChange,
+    ToolCall,
+    Visit,
+    VisitLog,
+    WorkflowRun,
+)
 
 
 def pretty_json(value):
@@ -97,7 +113,7 @@ class WorkflowRunAdmin(ReadOnlyMixin, admin.ModelAdmin):
         """The run's visits and tokens go with it although their admins delete
         nothing on their own: the permission to delete runs is the one asked."""
         deleted, counts, perms_needed, protected = super().get_deleted_objects(objs, request)
-        cascaded = {str(model._meta.verbose_name) for model in (Visit, VisitLog, ContextToken, ContextRead)}
+        cascaded = {str(model._meta.verbose_name) for model in (Visit, VisitLog, ContextToken, ContextRead, ToolCall)}
         return deleted, counts, {name for name in perms_needed if str(name) not in cascaded}, protected
 
     @admin.display(description=_("visits"), ordering="visit_total")
@@ -191,10 +207,14 @@ class VisitAdmin(UndeletableMixin, ReadOnlyMixin, admin.ModelAdmin):
                 ]  # fmt: skip
             },
         ),
-        (_("Counters"), {"fields": ["log_counter", "query_count", "last_seen_at"]}),
+        (_("Counters"), {"fields": ["log_counter", "query_count", "last_seen_at", "tools", "tool_call_count"]}),
     ]
     readonly_fields = [f for _name, opts in fieldsets for f in opts["fields"]]
     inlines = [VisitLogInline, ContextReadInline, ContextTokenInline]
+
+    def get_inlines(self, request, obj):
+        # After the base inlines, so their order on the page stays as it was.
+        return [*super().get_inlines(request, obj), ToolCallInline]
 
     @admin.display(description=_("run"), ordering="run__run_id")
     def run_link(self, visit):
@@ -259,3 +279,129 @@ class ContextTokenAdmin(TokenDisplayMixin, UndeletableMixin, ReadOnlyMixin, admi
     @admin.display(description=_("visit"))
     def visit_link(self, token):
         return admin_link(token.visit)
+
+
+# --------------------------------------------------------------------------- tool gateway (SPEC §7)
+
+
+class ToolCallInline(ReadOnlyInline):
+    model = ToolCall
+    fk_name = "visit"
+    fields = ["call_link", "tool_name", "kind", "status", "http_status", "decided_by_label", "requested_at",
+              "finished_at"]  # fmt: skip
+    ordering = ["requested_at", "id"]
+    verbose_name_plural = _("business tool calls")
+
+    @admin.display(description=_("call"))
+    def call_link(self, call):
+        return admin_link(call, f"#{call.pk}")
+
+
+class ToolBindingChangeInline(ReadOnlyInline):
+    """The binding's history, newest first."""
+
+    model = ToolBindingChange
+    fk_name = "binding"
+    fields = ["created_at", "actor_label", "via", "action", "before", "after"]
+    ordering = ["-created_at", "-id"]
+
+
+class SecretDisplayMixin:
+    """A binding's secret by its name and whether the server has a value; never the value."""
+
+    @admin.display(description=_("secret"))
+    def secret_state(self, binding):
+        if not binding.secret_ref:
+            return "—"
+        state = _("set") if tool_gateway.secret_is_set(binding.secret_ref) else _("not set")
+        return format_html("<code>{}</code> ({}: {})", binding.secret_ref, binding.secret_env_name, state)
+
+
+@admin.register(ToolBinding)
+class ToolBindingAdmin(SecretDisplayMixin, admin.ModelAdmin):
+    form = ToolBindingForm
+    list_display = ["name", "kind", "approval", "endpoint", "secret_state", "timeout_seconds", "enabled", "updated_at"]
+    list_filter = ["enabled", "kind", "approval"]
+    search_fields = ["name", "description", "endpoint", "secret_ref"]
+    ordering = ["name"]
+    actions = ["enable_selected", "disable_selected"]
+    readonly_fields = ["secret_state", "created_at", "updated_at"]
+    inlines = [ToolBindingChangeInline]
+
+    def _who(self, request) -> dict:
+        return {"actor": request.user, "via": "admin"}
+
+    def save_model(self, request, obj, form, change):
+        values = form.values()
+        if change:
+            saved = tool_gateway.binding_update(target=obj, values=values, **self._who(request))
+        else:
+            saved = tool_gateway.binding_create(values=values, **self._who(request))
+        obj.pk = saved.pk
+        obj.refresh_from_db()
+
+    def delete_model(self, request, obj):
+        tool_gateway.binding_delete(target=obj, **self._who(request))
+
+    def delete_queryset(self, request, queryset):
+        for binding in queryset:
+            tool_gateway.binding_delete(target=binding, **self._who(request))
+
+    @admin.action(description=_("Enable the selected tools"), permissions=["change"])
+    def enable_selected(self, request, queryset):
+        self._set_enabled(request, queryset, True)
+
+    @admin.action(description=_("Disable the selected tools"), permissions=["change"])
+    def disable_selected(self, request, queryset):
+        self._set_enabled(request, queryset, False)
+
+    def _set_enabled(self, request, queryset, enabled):
+        count = tool_gateway.bindings_set_enabled(targets=queryset, enabled=enabled, **self._who(request))
+        if enabled:
+            text = ngettext("Enabled %(count)d tool.", "Enabled %(count)d tools.", count)
+        else:
+            text = ngettext("Disabled %(count)d tool.", "Disabled %(count)d tools.", count)
+        self.message_user(request, text % {"count": count}, messages.SUCCESS)
+
+
+@admin.register(ToolBindingChange)
+class ToolBindingChangeAdmin(UndeletableMixin, ReadOnlyMixin, admin.ModelAdmin):
+    """The history of every tool binding, read-only."""
+
+    list_display = ["created_at", "binding_name", "action", "actor_label", "via"]
+    list_filter = ["action", "via"]
+    search_fields = ["binding_name", "actor_label"]
+    fields = ["binding", "binding_ref", "binding_name", "actor", "actor_label", "via", "action", "before", "after",
+              "created_at"]  # fmt: skip
+    readonly_fields = fields
+
+
+@admin.register(ToolCall)
+class ToolCallAdmin(UndeletableMixin, ReadOnlyMixin, admin.ModelAdmin):
+    """Business tool calls, read-only: ops decide them on /tools/approvals/ or through the API."""
+
+    list_display = ["id", "tool_name", "kind", "status", "run_id_link", "visit_link", "http_status",
+                    "decided_by_label", "requested_at", "finished_at"]  # fmt: skip
+    list_filter = ["status", "kind", "tool_name", "requested_at"]
+    search_fields = ["tool_name", "visit__run__run_id", "visit__visit_uuid", "idempotency_key"]
+    list_select_related = ["visit", "visit__run"]
+    fields = ["tool_name", "binding", "kind", "visit_link", "arguments_pretty", "idempotency_key", "status",
+              "http_status", "result_pretty", "error", "decided_by_label", "decided_at", "note", "requested_at",
+              "started_at", "finished_at", "duration_ms"]  # fmt: skip
+    readonly_fields = fields
+
+    @admin.display(description=_("run"), ordering="visit__run__run_id")
+    def run_id_link(self, call):
+        return admin_link(call.visit.run, call.visit.run.run_id)
+
+    @admin.display(description=_("visit"))
+    def visit_link(self, call):
+        return admin_link(call.visit, f"{call.visit.node_id}#{call.visit.iter_seq}")
+
+    @admin.display(description=_("arguments"))
+    def arguments_pretty(self, call):
+        return pretty_json(call.arguments)
+
+    @admin.display(description=_("result"))
+    def result_pretty(self, call):
+        return pretty_json(call.result)

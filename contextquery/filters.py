@@ -1,4 +1,5 @@
-"""The run and visit filters, shared by the API lists and the HTML lists (SPEC §4.3, §4.6, §8).
+"""The run, visit, log and tool-gateway filters, shared by the API lists and the
+HTML lists (SPEC §4.3, §4.6, §7.3, §8).
 
 Query parameters are camelCase. Runs: ``status``, ``mode``, ``workflowId``,
 ``startedAfter`` / ``startedBefore`` (ISO-8601, inclusive), ``search`` (runId,
@@ -19,7 +20,19 @@ from django.db.models import Exists, OuterRef, Q
 from django.utils.translation import gettext_lazy as _
 
 from contextquery import liveness
-from contextquery.models import LogType, RunMode, RunStatus, Visit, VisitLog, VisitStatus, WorkflowRun
+from contextquery.models import (
+    LogType,
+    RunMode,
+    RunStatus,
+    ToolBinding,
+    ToolCall,
+    ToolCallStatus,
+    ToolKind,
+    Visit,
+    VisitLog,
+    VisitStatus,
+    WorkflowRun,
+)
 from patterns.models import Category, JudgedReply
 from project.filters import StrictBooleanFilter
 
@@ -145,3 +158,35 @@ class VisitFilter(django_filters.FilterSet):
             JudgedReply.objects.filter(subject=OuterRef("visit_uuid"), mark=JudgedReply.Mark.FALSE_POSITIVE)
         )
         return queryset.filter(marked) if value else queryset.exclude(marked)
+
+
+class ToolBindingFilter(django_filters.FilterSet):
+    """Filters of the tool bindings: ``enabled``, ``kind``, ``search`` (name, description, endpoint)."""
+
+    enabled = StrictBooleanFilter(label=_("Enabled"))
+    kind = django_filters.ChoiceFilter(choices=ToolKind.choices, label=_("Kind"))
+    search = django_filters.CharFilter(method="filter_search", max_length=200, label=_("Search"))
+
+    class Meta:
+        model = ToolBinding
+        fields = []
+
+    def filter_search(self, queryset, name, value):
+        value = value.strip()
+        if not value:
+            return queryset
+        return queryset.filter(
+            Q(name__icontains=value) | Q(description__icontains=value) | Q(endpoint__icontains=value)
+        )
+
+
+class ToolCallFilter(django_filters.FilterSet):
+    """Filters of the tool calls: ``status``, ``runId``, ``tool`` (SPEC §7.3)."""
+
+    status = django_filters.ChoiceFilter(choices=ToolCallStatus.choices, label=_("Status"))
+    runId = django_filters.CharFilter(field_name="visit__run__run_id", max_length=64, label=_("Run id"))
+    tool = django_filters.CharFilter(field_name="tool_name", max_length=64, label=_("Tool"))
+
+    class Meta:
+        model = ToolCall
+        fields = []

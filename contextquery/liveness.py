@@ -20,13 +20,12 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from django.apps import apps
 from django.conf import settings
 from django.db.models import BooleanField, Exists, ExpressionWrapper, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from contextquery.models import RunStatus, Visit, WorkflowRun
+from contextquery.models import RunStatus, ToolCall, ToolCallStatus, Visit, WorkflowRun
 
 #: A sign of life within this long of the stored one is not written again.
 SEEN_EVERY = timedelta(seconds=10)
@@ -54,30 +53,13 @@ def stale_cutoff(*, now: datetime | None = None) -> datetime:
     return (now or timezone.now()) - stale_after()
 
 
-# --------------------------------------------------------------------------- tool gateway hooks
-# The tool gateway (SPEC §7) is built on another branch. Until its ToolCall
-# model exists these hooks return None, and every caller (stale runs, the
-# overview's approvals panel, /metrics) leaves the tool-call part out.
-
-#: The status of a tool call waiting for a person (SPEC §7.1).
-PENDING_APPROVAL = "PENDING_APPROVAL"
+# --------------------------------------------------------------------------- tool calls
 
 
-def tool_call_model():
-    """The tool gateway's ``ToolCall`` model, or None while it does not exist."""
-    try:
-        return apps.get_model("contextquery", "ToolCall")
-    except LookupError:
-        return None
-
-
-def tool_calls_pending() -> QuerySet | None:
-    """Tool calls waiting for a person (``PENDING_APPROVAL``), or None without the gateway.
-
-    The rows carry ``visit`` (so ``visit__run``), as SPEC §7.1 names them.
-    """
-    model = tool_call_model()
-    return None if model is None else model.objects.filter(status=PENDING_APPROVAL)
+def tool_calls_pending() -> QuerySet:
+    """Tool calls waiting for a person (``PENDING_APPROVAL``, SPEC §7.3): a run
+    with one is never stale, and the overview counts them."""
+    return ToolCall.objects.filter(status=ToolCallStatus.PENDING_APPROVAL)
 
 
 # --------------------------------------------------------------------------- stale runs
@@ -90,10 +72,7 @@ def run_stale_q(*, now: datetime | None = None) -> Q:
     q = Q(status=RunStatus.RUNNING, started_at__lt=cutoff) & ~Q(
         Exists(Visit.objects.filter(run=OuterRef("pk"), last_seen_at__gte=cutoff))
     )
-    pending = tool_calls_pending()
-    if pending is not None:
-        q &= ~Q(Exists(pending.filter(visit__run=OuterRef("pk"))))
-    return q
+    return q & ~Q(Exists(tool_calls_pending().filter(visit__run=OuterRef("pk"))))
 
 
 def runs_with_liveness(runs: QuerySet, *, now: datetime | None = None) -> QuerySet:

@@ -20,8 +20,7 @@ Samples, all prefixed ``hermes_``:
   ``context_query_duration_seconds{endpoint, status}`` — every audited query;
 * ``context_tokens_issued_total``;
 * ``runs_running`` and ``runs_stale`` — gauges, now;
-* ``tool_calls_total{status}`` and ``tool_approvals_pending`` — once the
-  tool gateway's ``ToolCall`` table exists (``liveness.tool_call_model``).
+* ``tool_calls_total{status}`` and ``tool_approvals_pending`` (SPEC §7).
 """
 
 from __future__ import annotations
@@ -34,7 +33,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Histo
 from prometheus_client.exposition import choose_encoder
 
 from contextquery import liveness, tallies
-from contextquery.models import ContextRead, ContextToken, RunStatus, Visit, WorkflowRun
+from contextquery.models import ContextRead, ContextToken, RunStatus, ToolCall, ToolCallStatus, Visit, WorkflowRun
 from patterns.models import HermesErrorPattern
 
 PREFIX = "hermes_"
@@ -140,19 +139,16 @@ class DatabaseCollector:
         )
 
     def _tool_calls(self):
-        # Query 7 (only with the tool gateway): tool calls by status.
-        model = liveness.tool_call_model()
-        if model is None:
-            return
+        # Query 7: tool calls by status.
         family = CounterMetricFamily(PREFIX + "tool_calls", "Tool calls, by status.", labels=["status"])
-        by_status = dict(model.objects.values_list("status").annotate(n=Count("pk")).order_by())
+        by_status = dict(ToolCall.objects.values_list("status").annotate(n=Count("pk")).order_by())
         for status, n in sorted(by_status.items()):
             family.add_metric([status], n)
         yield family
         yield GaugeMetricFamily(
             PREFIX + "tool_approvals_pending",
             "Tool calls waiting for a person's approval.",
-            value=by_status.get(liveness.PENDING_APPROVAL, 0),
+            value=by_status.get(ToolCallStatus.PENDING_APPROVAL, 0),
         )
 
 
@@ -160,7 +156,7 @@ def metrics_text(*, accept: str = "") -> tuple[bytes, str]:
     """The scrape body and its content type: every sample of
     :class:`DatabaseCollector` in the format the ``Accept`` header asks for
     (OpenMetrics for a Prometheus server that prefers it, else the classic
-    text format 0.0.4), by 6 queries (7 with the tool gateway). No process or
+    text format 0.0.4), by 7 queries. No process or
     platform samples: they would differ from worker to worker."""
     registry = CollectorRegistry(auto_describe=False)
     registry.register(DatabaseCollector())

@@ -1,14 +1,21 @@
 """Runs, visits, logs, context tokens and the read audit (SPEC §4.1)."""
 
+import re
 import secrets
 import uuid
 
+import jsonschema
+import referencing.exceptions
 from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator, URLValidator
 from django.db import models
+from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from contextquery.client.wire import CALL_STATUSES, RESERVED_TOOL_NAMES
 from patterns.models import Category
 
 
@@ -140,6 +147,9 @@ class Visit(models.Model):
     log_counter = models.PositiveIntegerField(default=0, editable=False)
     log_count = models.PositiveIntegerField(_("logs"), default=0, editable=False)
     query_count = models.PositiveIntegerField(_("context queries"), default=0, editable=False)
+    # The business tools the engine gave the node (SPEC §7.1): binding names, sorted.
+    tools = models.JSONField(_("tools"), default=list, blank=True, editable=False)
+    tool_call_count = models.PositiveIntegerField(_("tool calls"), default=0, editable=False)
     started_at = models.DateTimeField(_("started"))
     ended_at = models.DateTimeField(_("ended"), null=True, blank=True)
     # The last sign of life (SPEC §8): registration, a log, a heartbeat, a
@@ -284,3 +294,222 @@ class MetricTally(models.Model):
 
     def __str__(self):
         return f"{self.name}{self.labels} = {self.value}"
+
+
+# --------------------------------------------------------------------------- tool gateway (SPEC §7)
+
+#: A binding's name: the tool name the LLM sees (SPEC §7.1).
+TOOL_NAME_RE = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+#: A secret's name; its value is read from ``HERMES_TOOL_SECRET_<NAME>``.
+SECRET_REF_RE = re.compile(r"^[A-Z][A-Z0-9_]{0,63}$")
+#: The environment variable of a secret is this prefix and the secret's name.
+SECRET_ENV_PREFIX = "HERMES_TOOL_SECRET_"
+#: Bounds of a binding's timeout, in seconds: always under gunicorn's worker timeout (30 s).
+MIN_TOOL_TIMEOUT_SECONDS, MAX_TOOL_TIMEOUT_SECONDS = 1, 20
+
+
+def validate_tool_name(value: str) -> None:
+    """A binding's name: ``^[a-z][a-z0-9_]{0,63}$``, and none of the MCP server's own tools."""
+    if not TOOL_NAME_RE.fullmatch(value or ""):
+        raise ValidationError(
+            _("Use 1 to 64 lowercase letters, digits and underscores, starting with a letter (e.g. order_lookup)."),
+            code="bad_name",
+        )
+    if value in RESERVED_TOOL_NAMES:
+        raise ValidationError(
+            _("“%(name)s” is a tool of the MCP server itself; choose another name.") % {"name": value},
+            code="reserved",
+        )
+
+
+def validate_secret_ref(value: str) -> None:
+    """A secret's name: ``^[A-Z][A-Z0-9_]{0,63}$`` (its value comes from ``HERMES_TOOL_SECRET_<NAME>``)."""
+    if value and not SECRET_REF_RE.fullmatch(value):
+        raise ValidationError(
+            _("Use 1 to 64 capital letters, digits and underscores, starting with a letter (e.g. SHOP_API)."),
+            code="bad_secret_name",
+        )
+
+
+def input_schema_validator(schema: dict):
+    """The validator class ``schema`` declares (``$schema``), JSON Schema 2020-12 when it names none."""
+    return jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+
+
+def validate_input_schema(value) -> None:
+    """A binding's ``inputSchema``: a JSON Schema (checked as a schema by ``jsonschema``) of an object."""
+    if not isinstance(value, dict):
+        # Not code "invalid": JSONField would put its own "Value must be valid JSON." in its place.
+        raise ValidationError(_('Must be a JSON Schema object, e.g. {"type": "object"}.'), code="not_a_schema")
+    if not isinstance(value.get("$schema", ""), str):
+        raise ValidationError(_("$schema must name a JSON Schema dialect (a URL)."), code="bad_dialect")
+    try:
+        validator = input_schema_validator(value)
+        validator.check_schema(value)
+        # A $ref the validator cannot resolve (e.g. a remote one: nothing is fetched) is refused now, not at a call.
+        list(validator(value).iter_errors({}))
+    except jsonschema.SchemaError as error:
+        raise ValidationError(
+            _("Not a valid JSON Schema: %(detail)s") % {"detail": error.message}, code="invalid_schema"
+        ) from None
+    except referencing.exceptions.Unresolvable as error:
+        raise ValidationError(
+            _("The schema refers to %(ref)s, which cannot be resolved; keep every $ref inside the schema.")
+            % {"ref": getattr(error, "ref", "a schema")},
+            code="unresolvable",
+        ) from None
+    if value.get("type") != "object":
+        raise ValidationError(
+            _('The schema must describe an object ("type": "object"): tool arguments are named.'),
+            code="not_object",
+        )
+
+
+def default_input_schema() -> dict:
+    return {"type": "object", "properties": {}, "additionalProperties": False}
+
+
+class ToolKind(models.TextChoices):
+    READ = "read", _("read")
+    WRITE = "write", _("write")
+
+
+class ToolApproval(models.TextChoices):
+    NONE = "none", _("none")
+    REQUIRED = "required", _("required")
+
+
+class ToolBinding(models.Model):
+    """A business tool an agent may call through the gateway (SPEC §7.1).
+
+    The gateway POSTs the validated arguments as JSON to ``endpoint``, with
+    ``Authorization: Bearer <HERMES_TOOL_SECRET_<secret_ref>>`` when
+    ``secret_ref`` is set. Only the secret's name is stored, never its value.
+    """
+
+    name = models.CharField(_("name"), max_length=64, unique=True, validators=[validate_tool_name])
+    description = models.TextField(_("description"), blank=True, default="")
+    input_schema = models.JSONField(_("input schema"), default=default_input_schema, validators=[validate_input_schema])
+    kind = models.CharField(_("kind"), max_length=8, choices=ToolKind.choices, default=ToolKind.READ)
+    approval = models.CharField(_("approval"), max_length=10, choices=ToolApproval.choices, default=ToolApproval.NONE)
+    endpoint = models.CharField(_("endpoint"), max_length=500, validators=[URLValidator(schemes=["http", "https"])])
+    secret_ref = models.CharField(
+        _("secret name"), max_length=64, blank=True, default="", validators=[validate_secret_ref]
+    )
+    timeout_seconds = models.PositiveSmallIntegerField(
+        _("timeout (seconds)"),
+        default=10,
+        validators=[MinValueValidator(MIN_TOOL_TIMEOUT_SECONDS), MaxValueValidator(MAX_TOOL_TIMEOUT_SECONDS)],
+    )
+    enabled = models.BooleanField(_("enabled"), default=True)
+    created_at = models.DateTimeField(_("created"), auto_now_add=True)
+    updated_at = models.DateTimeField(_("updated"), auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name = _("tool binding")
+        verbose_name_plural = _("tool bindings")
+
+    def __str__(self):
+        return self.name
+
+    def get_absolute_url(self):
+        return reverse("tools:detail", args=[self.pk])
+
+    @property
+    def secret_env_name(self) -> str:
+        """The environment variable the secret is read from ("" without a secret)."""
+        return SECRET_ENV_PREFIX + self.secret_ref if self.secret_ref else ""
+
+
+class ToolBindingChange(models.Model):
+    """One change to a tool binding: who, when, what, before and after (SPEC §7.1, like §3.1).
+
+    Kept when the binding is deleted (``binding`` becomes null; ``binding_ref``
+    and ``binding_name`` remember it).
+    """
+
+    class Action(models.TextChoices):
+        CREATE = "create", _("created")
+        UPDATE = "update", _("updated")
+        DELETE = "delete", _("deleted")
+        ENABLE = "enable", _("enabled")
+        DISABLE = "disable", _("disabled")
+
+    binding = models.ForeignKey(ToolBinding, null=True, blank=True, on_delete=models.SET_NULL, related_name="changes")
+    binding_ref = models.BigIntegerField(_("binding id"))
+    binding_name = models.CharField(_("binding name"), max_length=64)
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    actor_label = models.CharField(_("by"), max_length=150, blank=True, default="")
+    via = models.CharField(_("via"), max_length=16, blank=True, default="")
+    action = models.CharField(_("action"), max_length=16, choices=Action.choices)
+    before = models.JSONField(null=True, blank=True)
+    after = models.JSONField(null=True, blank=True)
+    created_at = models.DateTimeField(_("when"), auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        verbose_name = _("tool binding change")
+        verbose_name_plural = _("tool binding changes")
+        indexes = [models.Index(fields=["binding_ref", "-created_at"], name="toolbindingchange_ref")]
+
+    def __str__(self):
+        return f"{self.binding_name}: {self.action}"
+
+
+class ToolCallStatus(models.TextChoices):
+    PENDING_APPROVAL = CALL_STATUSES[0], _("Waiting for approval")
+    EXECUTING = CALL_STATUSES[1], _("Executing")
+    SUCCEEDED = CALL_STATUSES[2], _("Succeeded")
+    FAILED = CALL_STATUSES[3], _("Failed")
+    REJECTED = CALL_STATUSES[4], _("Rejected")
+    EXPIRED = CALL_STATUSES[5], _("Expired")
+
+
+class ToolCall(models.Model):
+    """One call of a business tool by a visit's agent (SPEC §7.1, §7.3).
+
+    ``tool_name`` and ``kind`` are copied from the binding, so the call stays
+    readable when the binding is deleted. A call is claimed for execution by
+    one conditional update (PENDING_APPROVAL → EXECUTING), so it runs once.
+    """
+
+    visit = models.ForeignKey(Visit, on_delete=models.CASCADE, related_name="tool_calls")
+    binding = models.ForeignKey(ToolBinding, null=True, blank=True, on_delete=models.SET_NULL, related_name="calls")
+    tool_name = models.CharField(_("tool"), max_length=64)
+    kind = models.CharField(_("kind"), max_length=8, choices=ToolKind.choices)
+    arguments = models.JSONField(_("arguments"), default=dict, blank=True)
+    idempotency_key = models.CharField(_("idempotency key"), max_length=200, blank=True, default="")
+    status = models.CharField(_("status"), max_length=20, choices=ToolCallStatus.choices)
+    result = models.JSONField(_("result"), null=True, blank=True)
+    http_status = models.PositiveSmallIntegerField(_("HTTP status"), null=True, blank=True)
+    error = models.TextField(_("error"), blank=True, default="")
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    decided_by_label = models.CharField(_("decided by"), max_length=150, blank=True, default="")
+    decided_at = models.DateTimeField(_("decided"), null=True, blank=True)
+    note = models.TextField(_("note"), blank=True, default="")
+    requested_at = models.DateTimeField(_("requested"))
+    started_at = models.DateTimeField(_("execution started"), null=True, blank=True)
+    finished_at = models.DateTimeField(_("finished"), null=True, blank=True)
+    duration_ms = models.FloatField(_("duration (ms)"), null=True, blank=True)
+    # The last /internal/tools/status answer about this call (at most one a second).
+    status_read_at = models.DateTimeField(null=True, blank=True, editable=False)
+
+    class Meta:
+        ordering = ["-requested_at", "-id"]
+        verbose_name = _("tool call")
+        verbose_name_plural = _("tool calls")
+        permissions = [("approve_toolcall", "Can approve or reject tool calls")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["visit", "idempotency_key"],
+                condition=~Q(idempotency_key=""),
+                name="toolcall_unique_idempotency_key",
+            )
+        ]
+        indexes = [models.Index(fields=["status", "requested_at"], name="toolcall_status_requested")]
+
+    def __str__(self):
+        return f"#{self.pk} {self.tool_name} ({self.status})"

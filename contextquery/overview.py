@@ -28,7 +28,7 @@ from urllib.parse import urlencode
 
 from django.db.models import Count, Exists, Max, OuterRef, Q
 from django.db.models.functions import TruncHour
-from django.urls import NoReverseMatch, reverse
+from django.urls import reverse
 from django.utils import timezone
 
 from contextquery import charts, liveness
@@ -306,14 +306,6 @@ def overview_workflows(*, window: Window, limit: int = TOP_ROWS) -> list[dict]:
     ]
 
 
-def overview_approvals() -> dict | None:
-    """Tool calls waiting for a person: ``{count, href}`` (one query), or None
-    while the tool gateway (SPEC §7) does not exist."""
-    pending = liveness.tool_calls_pending()
-    if pending is None:
-        return None
-    try:
-        href = reverse("tools:approvals")
-    except NoReverseMatch:
-        href = None
-    return {"count": pending.count(), "href": href}
+def overview_approvals() -> dict:
+    """Tool calls waiting for a person (SPEC §7.3): ``{count, href}`` (one query)."""
+    return {"count": liveness.tool_calls_pending().count(), "href": reverse("tools:approvals")}

@@ -39,7 +39,7 @@ from django.db.models import (
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from contextquery import liveness, paths, tokens
+from contextquery import liveness, paths, tokens, tool_gateway
 from contextquery.canvas import canvas_node
 from contextquery.models import (
     ENDED_VISIT_STATUSES,
@@ -323,6 +323,7 @@ def visit_register(
     from_visit_uuids=MISSING,
     input=None,
     base_url: str | None = None,
+    tools=None,
 ) -> Registration:
     """Register a visit of ``node_id`` in ``run`` (SPEC §4.1–§4.3).
 
@@ -331,10 +332,13 @@ def visit_register(
     iterSeq under a lock on the run row. A repeat of an engine-chosen
     ``visit_uuid`` with an equal body answers the stored visit (and a fresh
     token); a different body raises Conflict. ``base_url`` is what
-    ``contextQuery.base_url`` says (default :func:`project.serving.base_url`).
+    ``contextQuery.base_url`` says (default :func:`project.serving.base_url`). ``tools``: the names of the
+    business tools the node may call (SPEC §7.1), compared as a set on a
+    repeat; None or ``[]`` gives it none.
 
-    Raises Invalid (422) for a node missing from the graph or unknown/foreign
-    parents; Conflict (409) for a finished run or beyond ``MAX_VISITS_PER_RUN``.
+    Raises Invalid (422) for a node missing from the graph, unknown/foreign
+    parents or a tool that is not an enabled binding; Conflict (409) for a
+    finished run or beyond ``MAX_VISITS_PER_RUN``.
     """
     if from_visit_uuids is not MISSING and from_visit_uuids is not None:
         from_visit_uuids = [str(u) for u in from_visit_uuids]
@@ -348,6 +352,9 @@ def visit_register(
         "fromVisitUuids": from_visit_uuids,
         "input": input,
     }
+    if tools:
+        # Kept only when given, so registrations stored before tools existed still compare equal.
+        registration["tools"] = sorted(set(tools))
     if visit_uuid:
         try:
             visit_uuid = str(uuid.UUID(str(visit_uuid)))
@@ -365,6 +372,8 @@ def visit_register(
             "nodeId",
             _("'%(id)s' is not a node of the run's graph (nodes: %(known)s).") % {"id": node_id, "known": known},
         )
+    if tools:
+        tool_gateway.visit_tools_check(names=tools)
 
     try:
         with transaction.atomic():
@@ -438,6 +447,7 @@ def _visit_insert(run: WorkflowRun, node: dict, registration: dict) -> Visit:
         "sort_order": locked.visit_counter,
         "parent_uuids": parents,
         "input": registration["input"],
+        "tools": registration.get("tools", []),
         "registration": registration,
         "started_at": now,
         "last_seen_at": now,  # registration is a sign of life (SPEC §8)

@@ -37,7 +37,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 from django.views.decorators.http import require_GET, require_POST
 
-from contextquery import graph_layout, liveness, recording
+from contextquery import graph_layout, liveness, recording, tool_gateway
 from contextquery.filters import RunFilter, VisitFilter
 from contextquery.models import (
     LogType,
@@ -414,6 +414,14 @@ def visit_detail(request, run_id, visit_uuid):
         {"log": log, "detail": shown_text(log.detail, as_json=not isinstance(log.detail, str), limit=LOG_DETAIL_CHARS)}
         for log in log_page
     ]
+    business_calls = [
+        {
+            "call": call,
+            "arguments": shown_text(call.arguments, as_json=True, limit=LOG_DETAIL_CHARS),
+            "result": shown_text(call.result, as_json=True, limit=LOG_DETAIL_CHARS),
+        }
+        for call in tool_gateway.toolcalls_for_visit(visit_id=visit.pk)
+    ]
     return render(
         request,
         "contextquery/visit_detail.html",
@@ -438,6 +446,7 @@ def visit_detail(request, run_id, visit_uuid):
             "paths": paths,
             "reads": list(visit.reads.order_by("created_at", "id")),
             "tokens": token_rows,
+            "business_calls": business_calls,
             "judged": marks.reply_get(subject=visit.visit_uuid),
             "note_max": marks.NOTE_MAX_CHARS,
             "inline_chars": INLINE_CHARS,

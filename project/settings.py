@@ -16,6 +16,7 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from project.booleans import parse_bool
+from project.hostlist import parse_host_list
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("HERMES_OPS_VAR_DIR", BASE_DIR / "var"))
@@ -350,6 +351,20 @@ try:
     ]
 except ValueError as exc:
     raise ImproperlyConfigured(f"HERMES_METRICS_ALLOWED_CLIENTS has an invalid address or network: {exc}") from None
+# --- Tool gateway (SPEC §7): business tools called server-side for the agent.
+# Calls through /internal/tools/call per visit (list and status count against no budget).
+HERMES_CONTEXT_QUERY["MAX_TOOL_CALLS_PER_VISIT"] = env_int(_CQ_PREFIX + "MAX_TOOL_CALLS_PER_VISIT", 20, minimum=1)
+# host[:port] entries a binding's endpoint may reach; empty: nothing is reachable until ops allow it.
+HERMES_TOOL_ALLOWED_HOSTS = env_list("HERMES_TOOL_ALLOWED_HOSTS", [])
+try:
+    parse_host_list(HERMES_TOOL_ALLOWED_HOSTS)
+except ValueError as exc:
+    raise ImproperlyConfigured(f"HERMES_TOOL_ALLOWED_HOSTS has an entry that is not host[:port]: {exc}") from None
+# A pending call expires this long after it was asked (within a token's lifetime, so the agent reads the answer).
+SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"]["ToolCallStatusEnum"] = "contextquery.models.ToolCallStatus"
+HERMES_TOOL_APPROVAL_TTL_SECONDS = env_int(
+    "HERMES_TOOL_APPROVAL_TTL_SECONDS", 1800, minimum=1, maximum=HERMES_CONTEXT_QUERY["TOKEN_MAX_LIFETIME_SECONDS"]
+)
 
 LOGGING = {
     "version": 1,

@@ -25,9 +25,12 @@ urlpatterns = [
     re_path(r"^api/docs/?$", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
     path("api/", include("patterns.api.urls")),
     path("api/", include("contextquery.api.urls")),
+    path("api/", include("contextquery.api.tool_urls")),
     path("internal/context/", include("contextquery.api.internal_urls")),
+    path("internal/tools/", include("contextquery.api.internal_tool_urls")),
     path("patterns/", include("patterns.urls")),
     path("runs/", include("contextquery.urls")),
     # The overview at /, the visits across runs at /visits/, /metrics (SPEC §8).
     path("", include("contextquery.overview_urls")),
+    path("tools/", include("contextquery.tool_urls")),
 ]

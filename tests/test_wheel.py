@@ -16,7 +16,7 @@ pytestmark = pytest.mark.slow
 
 PROBE = """
 import json, sys
-from contextquery.client import context_tools, engine, wire, hermes_runner
+from contextquery.client import business_tools, context_tools, engine, wire, hermes_runner, mcp_config
 names = sorted(context_tools.TOOL_SCHEMAS)
 server = sorted({m.split(".")[0] for m in sys.modules} & {"django", "rest_framework", "project", "patterns"})
 print(json.dumps({"tools": names, "server_modules": server, "toolset": wire.TOOLSET}))

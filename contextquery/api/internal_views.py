@@ -100,7 +100,7 @@ class ContextQueryView(APIView):
             raise Forbidden("Context queries are answered only to clients in HERMES_CONTEXT_QUERY_ALLOWED_CLIENTS.")
         token = tokens.token_authenticate(raw=request.META.get(_TOKEN_META_KEY))
         self._token = token
-        granted = queries.query_budget_take(visit_id=token.visit_id)
+        granted = self.budget_take(token)
         if tokens.token_touch_due(token):
             tokens.tokens_touch(visit=token.visit_id)
         raw = request.body
@@ -117,8 +117,17 @@ class ContextQueryView(APIView):
             raise Forbidden("runId is not the run of this context token.")
         self.check_ownership(token, data)
         if not granted:
-            raise queries.query_budget_refuse()
+            raise self.budget_refuse()
         return Response(self.answer(token, data))
+
+    def budget_take(self, token) -> bool:
+        """Count this query against the visit's budget (before the body is read);
+        False when it is spent. The context queries share ``MAX_QUERIES_PER_VISIT``."""
+        return queries.query_budget_take(visit_id=token.visit_id)
+
+    def budget_refuse(self) -> Exception:
+        """The 429 raised at step 7 when :meth:`budget_take` said no."""
+        return queries.query_budget_refuse()
 
     def check_ownership(self, token, data) -> None:
         """Step 6 beyond runId (``path`` refuses a foreign visitUuid)."""

@@ -15,7 +15,7 @@ from contextquery.judgement import COMPLETION_STATUSES
 from contextquery.models import ContextRead, LogType, RunMode, Visit, VisitLog, VisitStatus, WorkflowRun
 from contextquery.recording import FINISH_STATUSES
 from patterns.models import JudgedReply
-from project.serializers import StrictSerializer, choice_field
+from project.serializers import StrictCharField, StrictSerializer, choice_field
 
 #: The most log entries one batch may carry.
 MAX_LOGS_PER_BATCH = 1000
@@ -50,6 +50,14 @@ class VisitRegisterSerializer(StrictSerializer):
     )
     fromVisitUuid = serializers.UUIDField(required=False, allow_null=True)
     input = serializers.JSONField(required=False, allow_null=True)
+    tools = serializers.ListField(
+        child=StrictCharField(max_length=64),
+        required=False,
+        allow_null=True,
+        allow_empty=True,
+        max_length=100,
+        help_text="Names of the enabled tool bindings the node may call (SPEC §7.1); absent or null: none.",
+    )
 
     def validate(self, attrs):
         many, one = attrs.get("fromVisitUuids"), attrs.get("fromVisitUuid")
@@ -188,6 +196,8 @@ class VisitSerializer(serializers.ModelSerializer):
     falsePositive = serializers.SerializerMethodField()
     logCount = serializers.IntegerField(source="log_count", help_text="Logs stored for the visit.")
     queryCount = serializers.IntegerField(source="query_count")
+    tools = serializers.ListField(child=serializers.CharField(), help_text="The business tools the node was given.")
+    toolCallCount = serializers.IntegerField(source="tool_call_count")
     startedAt = serializers.DateTimeField(source="started_at")
     endedAt = serializers.DateTimeField(source="ended_at", allow_null=True)
     lastSeenAt = serializers.DateTimeField(
@@ -200,7 +210,7 @@ class VisitSerializer(serializers.ModelSerializer):
             "visitUuid", "runId", "nodeId", "nodeType", "nodeName", "iterSeq", "sortOrder",
             "fromVisitUuids", "status", "input", "output", "finalText", "failureReason",
             "failureCategory", "retryable", "runAction", "matchedPattern", "falsePositive",
-            "logCount", "queryCount", "startedAt", "endedAt", "lastSeenAt",
+            "logCount", "queryCount", "tools", "toolCallCount", "startedAt", "endedAt", "lastSeenAt",
         ]  # fmt: skip
 
     @staticmethod

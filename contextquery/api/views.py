@@ -185,6 +185,7 @@ class VisitListRegisterView(RecordingView):
             from_visit_uuids=serializer.parents(),
             input=body.get("input"),
             base_url=serving.base_url(request.META),
+            tools=body.get("tools"),
         )
         data = s.VisitRegisteredSerializer(result.visit, context={"context_query": result.context_query}).data
         return Response(data, status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK)

@@ -222,9 +222,11 @@ class EngineClient:
         from_visit_uuids: list[str] | None = None,
         from_visit_uuid: str | None = None,
         input=None,
+        tools: list[str] | None = None,
     ) -> dict:
         """``POST /api/runs/{runId}/visits`` — the visit plus ``contextQuery``
-        ``{base_url, token, run_id, visit_uuid, expires_at}`` (None when disabled)."""
+        ``{base_url, token, run_id, visit_uuid, expires_at}`` (None when disabled).
+        ``tools`` names the business tools (enabled bindings) the node may call."""
         return self.request(
             "POST",
             f"/runs/{_seg(run_id)}/visits",
@@ -237,6 +239,7 @@ class EngineClient:
                     "fromVisitUuids": from_visit_uuids,
                     "fromVisitUuid": from_visit_uuid,
                     "input": input,
+                    "tools": tools,
                 }
             ),
         )

@@ -1,12 +1,19 @@
-"""Run one hermes-agent request for a workflow visit (SPEC §5, issue 5). No Django import.
+"""Run one hermes-agent request for a workflow visit (SPEC §5, §7.4). No Django import.
 
 :func:`visit_agent_run` builds a fresh ``AIAgent`` whose toolsets are the
-caller's plus ``workflow_context`` (only when the request carries a
-``context_query``), runs it inside :func:`contextquery.context_tools.bind`
+caller's plus the visit's workflow tools (only when the request carries a
+``context_query``): in process as the ``workflow_context`` toolset, or — with
+``mcp_server`` — over MCP, where the visit's business tools (SPEC §7) are
+served too. It runs the agent inside :func:`contextquery.context_tools.bind`
 while a heartbeat keeps the visit alive, forwards hermes-agent's callbacks to
 the recording API as visit logs (THINKING, TOOL_CALL, TOOL_RESULT), and
 returns the final text with ``agentResult`` mapped from ``run_conversation``'s
 result (SPEC §4.4).
+
+Toolsets are selected by name only (:func:`toolsets_check`): hermes-agent
+drops a name it does not know without a word, so a JSON tool manifest passed
+where names belong would leave the agent silently without its tools; this
+module refuses it with a clear error instead.
 
 hermes-agent reads ``HERMES_HOME`` when it is imported; when it is not set,
 this module points it at a throw-away folder first, so a run never touches a
@@ -19,16 +26,61 @@ import dataclasses
 import datetime as dt
 import logging
 import os
+import re
 import tempfile
 import threading
 
 from contextquery.client import context_tools
 from contextquery.client.engine import EngineClient, EngineClientError
+from contextquery.client.mcp_config import hermes_mcp_config
 
 logger = logging.getLogger("hermes_ops.hermes_runner")
 
 #: Longest tool result or thought forwarded as a log, in characters.
 MAX_LOG_CHARS = 20000
+
+
+#: A hermes toolset name: ``web``, ``todo``, ``workflow_context``, ``mcp-<server>``.
+TOOLSET_NAME_RE = re.compile(r"^[A-Za-z0-9*][A-Za-z0-9_.:*-]{0,127}$")
+#: An MCP server name, as hermes' ``mcp_servers`` keys are (the toolset is ``mcp-<name>``).
+MCP_SERVER_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
+
+
+def toolsets_check(toolsets) -> list[str]:
+    """``toolsets`` as a list of toolset names, or ``ValueError`` saying what is wrong (SPEC §7.4).
+
+    Names only: a string (rather than a list), a dict, or a JSON tool manifest
+    (``'[{"name": …}]'``) is refused, since hermes-agent would treat it as an
+    unknown toolset and leave it out silently.
+    """
+    hint = (
+        "toolsets takes hermes toolset names such as ['web', 'mcp-hermes_ops'], never a JSON tool manifest: "
+        "hermes-agent ignores an unknown toolset without a word. Serve business tools over MCP "
+        "(mcp_server=…) and select them by their toolset name."
+    )
+    if isinstance(toolsets, (str, bytes, dict)):
+        raise ValueError(f"{hint} Got one {type(toolsets).__name__}, not a list of names.")
+    names = []
+    for item in toolsets:
+        if not isinstance(item, str):
+            raise ValueError(f"{hint} Got a {type(item).__name__} in the list.")
+        if not TOOLSET_NAME_RE.fullmatch(item):
+            looks = " (it looks like a JSON manifest)" if item.lstrip()[:1] in ("[", "{") else ""
+            raise ValueError(f"{hint} {item[:80]!r} is not a toolset name{looks}.")
+        names.append(item)
+    return names
+
+
+def _toolsets_known(names: list[str]) -> None:
+    """``ValueError`` naming any toolset hermes-agent does not know (it would drop it silently)."""
+    from toolsets import get_toolset_names, validate_toolset  # hermes-agent: imported after HERMES_HOME is set
+
+    unknown = [name for name in names if not validate_toolset(name)]
+    if unknown:
+        raise ValueError(
+            f"Unknown hermes toolset(s) {', '.join(map(repr, unknown))}: hermes-agent would leave them out without "
+            f"a word. Known: {', '.join(sorted(get_toolset_names()))}."
+        )
 
 
 def ensure_hermes_home() -> str:
@@ -147,6 +199,7 @@ def visit_agent_run(
     heartbeat_interval: float = 30.0,
     max_iterations: int = 12,
     agent_kwargs: dict | None = None,
+    mcp_server: str | None = None,
 ) -> VisitAgentResult:
     """Run one hermes-agent request for a visit and return its result (SPEC §5).
 
@@ -154,24 +207,84 @@ def visit_agent_run(
     registration (or a ``ContextQueryConfig``); when None the agent gets no
     workflow tools. ``base_url``/``api_key``/``model`` name the LLM endpoint
     (OpenAI-compatible). ``toolsets`` are the caller's own hermes toolsets
-    (always passed explicitly, so hermes never falls back to "everything").
-    With an ``engine`` client the visit's logs are recorded and a heartbeat
-    runs every ``heartbeat_interval`` seconds; the caller still completes the
-    visit with ``agent_result``. ``agent_kwargs`` go to ``AIAgent`` as they are.
-    Raises ``ValueError`` for a malformed ``context_query``.
+    by name (always passed explicitly, so hermes never falls back to
+    "everything"). With ``mcp_server`` (a name, e.g. ``"hermes_ops"``) the
+    visit's tools — the context tools and the business tools the engine gave
+    the node — reach the agent over MCP instead: ``python -m
+    contextquery.client.mcp_server`` over stdio for this run, toolset
+    ``mcp-<name>``, tools ``mcp__<name>__<tool>``; hermes' MCP connections
+    are closed when the run ends. With an ``engine`` client the visit's logs
+    are recorded and a heartbeat runs every ``heartbeat_interval`` seconds;
+    the caller still completes the visit with ``agent_result``.
+    ``agent_kwargs`` go to ``AIAgent`` as they are. Raises ``ValueError`` for a
+    malformed ``context_query``, a toolset that is not a name (a JSON
+    manifest) or that hermes-agent does not know.
     """
     config = _config_from(context_query)
+    enabled = toolsets_check(toolsets)
+    if mcp_server is not None and not MCP_SERVER_NAME_RE.fullmatch(mcp_server):
+        raise ValueError(f"mcp_server must be a name of letters, digits, '_' and '-', not {mcp_server!r}.")
     ensure_hermes_home()
     from run_agent import AIAgent  # imported late: HERMES_HOME must be set first
 
-    enabled = list(toolsets)
     prompt_parts = [system_prompt] if system_prompt else []
-    if config is not None:
+    served_over_mcp = config is not None and mcp_server is not None
+    if served_over_mcp:
+        from tools.mcp_tool import register_mcp_servers  # hermes-agent's MCP client
+
+        register_mcp_servers({mcp_server: mcp_server_entry(config)})
+        enabled.append(f"mcp-{mcp_server}")
+        prompt_parts.append(context_tools.system_prompt_section(language, mcp_server=mcp_server))
+    elif config is not None:
         context_tools.register_hermes_tools()
         if context_tools.TOOLSET not in enabled:
             enabled.append(context_tools.TOOLSET)
         prompt_parts.append(context_tools.system_prompt_section(language))
+    try:
+        _toolsets_known(enabled)
+        return _run(
+            agent_class=AIAgent,
+            config=config,
+            enabled=enabled,
+            prompt_parts=prompt_parts,
+            user_message=user_message,
+            base_url=base_url,
+            api_key=api_key,
+            model=model,
+            engine=engine,
+            heartbeat_interval=heartbeat_interval,
+            max_iterations=max_iterations,
+            agent_kwargs=agent_kwargs,
+        )
+    finally:
+        if served_over_mcp:
+            from tools.mcp_tool import shutdown_mcp_servers
 
+            # The stdio server holds this visit's token: it must not outlive the run.
+            shutdown_mcp_servers()
+
+
+def mcp_server_entry(config: context_tools.ContextQueryConfig) -> dict:
+    """The hermes ``mcp_servers`` entry serving ``config``'s visit over stdio."""
+    return hermes_mcp_config(config)
+
+
+def _run(
+    *,
+    agent_class,
+    config,
+    enabled,
+    prompt_parts,
+    user_message,
+    base_url,
+    api_key,
+    model,
+    engine,
+    heartbeat_interval,
+    max_iterations,
+    agent_kwargs,
+) -> VisitAgentResult:
+    """Build the ``AIAgent`` (``agent_class``) with ``enabled`` toolsets and run it for the visit."""
     run_id = config.run_id if config else None
     visit_uuid = config.visit_uuid if config else None
     forwarder = VisitLogForwarder(engine, run_id, visit_uuid)
@@ -183,7 +296,7 @@ def visit_agent_run(
         "max_iterations": max_iterations,
         **(agent_kwargs or {}),
     }
-    agent = AIAgent(
+    agent = agent_class(
         base_url=base_url,
         api_key=api_key,
         model=model,

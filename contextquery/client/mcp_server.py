@@ -1,4 +1,4 @@
-"""The three context tools over MCP: ``python -m contextquery.client.mcp_server [--http [--port N]]`` (SPEC §5).
+"""The workflow tools over MCP: ``python -m contextquery.client.mcp_server [--http [--port N]]`` (SPEC §5, §7.4).
 
 * stdio (default): one process per visit, as hermes-agent spawns it per
   request; the context comes from ``HERMES_CONTEXT_BASE_URL``,
@@ -10,9 +10,17 @@
   ``X-Context-Run-Id``, ``X-Context-Visit-Uuid``), so one server serves many
   visits and no token is written to a config file.
 
-Exactly three tools, with the names, parameters and answers of
-:mod:`contextquery.client.context_tools`; each visit keeps its budget of 50 calls.
-Uses the official ``mcp`` SDK (FastMCP), the version ``hermes-agent[mcp]`` pins.
+The three context tools, with the names, parameters and answers of
+:mod:`contextquery.client.context_tools` (each visit keeps its budget of 50
+calls), and, when the engine gave the visit business tools (SPEC §7), those
+tools — named as their bindings, with their JSON Schemas, read from
+``/internal/tools/list`` when a session first lists its tools — plus
+``get_tool_call_status(call_id)``. A business call goes through
+``/internal/tools/call`` (:mod:`contextquery.client.business_tools`); one that
+waits for a person answers "queued for approval as call N; ask
+get_tool_call_status later". The business services' secrets never reach this
+process. Uses the official ``mcp`` SDK (FastMCP), the version
+``hermes-agent[mcp]`` pins.
 """
 
 import argparse
@@ -29,7 +37,9 @@ from mcp import types
 from mcp.server.fastmcp import Context, FastMCP
 from pydantic import Field
 
-from contextquery.client import context_tools
+from contextquery.client import business_tools, context_tools
+from contextquery.client.mcp_config import hermes_mcp_config
+from contextquery.client.wire import STATUS_TOOL_NAME, TOOL_NAMES
 
 SERVER_NAME = "hermes-context"
 DEFAULT_HTTP_PORT = 8765
@@ -60,9 +70,7 @@ class _Budgets:
         self._lock = threading.Lock()
 
     def for_config(self, config: context_tools.ContextQueryConfig) -> context_tools.CallBudget:
-        key = hashlib.sha256(
-            "\0".join((config.base_url, config.token, config.run_id, config.visit_uuid)).encode()
-        ).hexdigest()
+        key = _config_key(config)
         with self._lock:
             budget = self._budgets.get(key)
             if budget is None:
@@ -72,13 +80,47 @@ class _Budgets:
             return budget
 
 
+def _config_key(config: context_tools.ContextQueryConfig) -> str:
+    return hashlib.sha256(
+        "\0".join((config.base_url, config.token, config.run_id, config.visit_uuid)).encode()
+    ).hexdigest()
+
+
+class _Catalogs:
+    """The business tools of each visit, read once from ``/internal/tools/list``
+    (keyed by a hash, never the token itself); a failed read is not remembered."""
+
+    def __init__(self):
+        self._tools: collections.OrderedDict[str, list[dict]] = collections.OrderedDict()
+        self._lock = threading.Lock()
+
+    def for_config(self, config: context_tools.ContextQueryConfig) -> list[dict]:
+        key = _config_key(config)
+        with self._lock:
+            if key in self._tools:
+                return self._tools[key]
+        try:
+            tools = business_tools.list_tools(config)
+        except business_tools.ToolGatewayError:
+            return []
+        with self._lock:
+            self._tools[key] = tools
+            while len(self._tools) > MAX_TRACKED_VISITS:
+                self._tools.popitem(last=False)
+        return tools
+
+
+def _text(text: str) -> list[types.TextContent]:
+    return [types.TextContent(type="text", text=text)]
+
+
 def build_server(
     *,
     config: context_tools.ContextQueryConfig | None = None,
     base_url: str | None = None,
     port: int = DEFAULT_HTTP_PORT,
 ) -> FastMCP:
-    """A FastMCP server with the three tools.
+    """A FastMCP server with the three context tools and the visit's business tools.
 
     With ``config`` (stdio) every call uses it; otherwise (HTTP) each call
     takes ``base_url`` plus the context headers of its request.
@@ -162,41 +204,57 @@ def build_server(
     ) -> str:
         return await call(ctx, "get_node_meta", node_id=node_id, visit_uuid=visit_uuid, kind=kind, iter_seq=iter_seq)
 
+    # The business tools differ per visit, so listing and calling are answered
+    # here, around FastMCP's own handlers for the three context tools.
+    catalogs = _Catalogs()
+
+    async def visit_business_tools(resolved) -> list[dict]:
+        if isinstance(resolved, str):
+            return []
+        return await anyio.to_thread.run_sync(catalogs.for_config, resolved)
+
+    async def list_tools() -> list[types.Tool]:
+        tools = await server.list_tools()
+        business = await visit_business_tools(resolve(server.get_context()))
+        if not business:
+            return tools
+        tools += [
+            types.Tool(
+                name=tool["name"], description=business_tools.tool_description(tool), inputSchema=tool["inputSchema"]
+            )
+            for tool in business
+        ]
+        tools.append(
+            types.Tool(
+                name=STATUS_TOOL_NAME,
+                description=business_tools.STATUS_TOOL_DESCRIPTION,
+                inputSchema=business_tools.STATUS_TOOL_SCHEMA,
+            )
+        )
+        return tools
+
+    async def call_tool(name: str, arguments: dict):
+        if name in TOOL_NAMES:
+            return await server.call_tool(name, arguments)
+        resolved = resolve(server.get_context())
+        if isinstance(resolved, str):
+            return _text(resolved)
+        if name == STATUS_TOOL_NAME:
+            unknown = sorted(set(arguments) - {"call_id"})
+            if unknown:
+                return _text(f"The tool {STATUS_TOOL_NAME} takes only call_id, not {', '.join(unknown)}.")
+            answer = await anyio.to_thread.run_sync(
+                business_tools.get_tool_call_status, resolved, arguments.get("call_id")
+            )
+            return _text(answer)
+        if name not in {tool["name"] for tool in await visit_business_tools(resolved)}:
+            return _text(f"There is no tool named {name} for this node.")
+        answer = await anyio.to_thread.run_sync(business_tools.call_business_tool, resolved, name, arguments)
+        return _text(answer)
+
+    server._mcp_server.list_tools()(list_tools)
+    server._mcp_server.call_tool(validate_input=False)(call_tool)
     return server
-
-
-def hermes_mcp_config(config: context_tools.ContextQueryConfig | None = None, *, url: str | None = None) -> dict:
-    """An entry of hermes-agent's ``mcp_servers`` config for this server.
-
-    With ``config``: stdio, one process per visit, the context in its
-    environment. With ``url`` (and ``config`` for the headers): streamable
-    HTTP, the context in the request headers. hermes names the tools
-    ``mcp__<server name>__<tool>``.
-    """
-    if url:
-        entry = {"url": url}
-        if config is not None:
-            entry["headers"] = {
-                "X-Context-Token": config.token,
-                "X-Context-Run-Id": config.run_id,
-                "X-Context-Visit-Uuid": config.visit_uuid,
-            }
-        return entry
-    if config is None:
-        raise ValueError("A stdio entry needs the visit's ContextQueryConfig.")
-    package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    return {
-        "command": sys.executable,
-        "args": ["-m", "contextquery.client.mcp_server"],
-        "env": {
-            "HERMES_CONTEXT_BASE_URL": config.base_url,
-            "HERMES_CONTEXT_TOKEN": config.token,
-            "HERMES_CONTEXT_RUN_ID": config.run_id,
-            "HERMES_CONTEXT_VISIT_UUID": config.visit_uuid,
-            # hermes starts MCP servers with a scrubbed environment; the package must stay importable.
-            "PYTHONPATH": package_root,
-        },
-    }
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -11,6 +11,13 @@ CONTEXT_ENDPOINTS = {
     "meta": "/internal/context/meta",
 }
 
+#: The internal tool-gateway endpoints, by name (SPEC §7.2).
+TOOL_ENDPOINTS = {
+    "list": "/internal/tools/list",
+    "call": "/internal/tools/call",
+    "status": "/internal/tools/status",
+}
+
 #: The header that carries a context token (SPEC §4.5): the only credential of ``/internal/``.
 TOKEN_HEADER = "X-Context-Token"
 
@@ -28,6 +35,12 @@ MAX_MAX_BYTES = 102400
 TOOLSET = "workflow_context"
 #: The three context tools, by their exact names (SPEC §5).
 TOOL_NAMES = ("get_predecessor_paths", "get_node_output", "get_node_meta")
+#: The MCP tool that reports a business tool call's status (SPEC §7.4).
+STATUS_TOOL_NAME = "get_tool_call_status"
+#: Names a business tool binding may not take: the MCP server's own tools (SPEC §7.1).
+RESERVED_TOOL_NAMES = (*TOOL_NAMES, STATUS_TOOL_NAME)
+#: Statuses of a business tool call (SPEC §7.1).
+CALL_STATUSES = ("PENDING_APPROVAL", "EXECUTING", "SUCCEEDED", "FAILED", "REJECTED", "EXPIRED")
 
 
 def token_mask(token: str | None) -> str:

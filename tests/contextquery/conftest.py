@@ -19,7 +19,11 @@ from tests.contextquery.agent_fixtures import (
 )
 from tests.contextquery.context_fixtures import ask, branches, clock, engine, flyback, issue, make_run
 from tests.contextquery.factories import CHAIN, EngineUserFactory
+from tests.contextquery.gateway_fixtures import approver, ask_tool, bindings, shop, tool_visit
 from tests.factories import UserFactory
+
+# Real gunicorn servers on throw-away databases, for the tool gateway's race test.
+from tests.hardening.conftest import _database_templates, database, gunicorn
 
 
 @pytest.fixture

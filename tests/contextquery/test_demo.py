@@ -1,5 +1,6 @@
 """``make demo`` (``python -m demo``) end to end: a real gunicorn,
-a real hermes-agent against the fake LLM (SPEC §5, §4.4)."""
+a real hermes-agent against the fake LLM (SPEC §5, §4.4), and business tools
+through the gateway with a write released by ops (SPEC §7)."""
 
 import os
 import re
@@ -46,3 +47,22 @@ def test_the_demo_shows_b_reading_a_through_the_context_tools(demo_output):
     assert field(demo_output, node_b, "reads") == "path 200, output 200"
     assert "Canberra" in field(demo_output, node_b, "answer")
     assert field(demo_output, node_b, "recorded as") == "SUCCESS"
+
+
+@pytest.mark.slow
+def test_the_demo_shows_s_reading_an_order_and_a_refund_released_by_ops(demo_output):
+    node_s = "Node S ("
+    assert field(demo_output, node_s, "tool calls") == (
+        "mcp__hermes_ops__order_lookup, mcp__hermes_ops__refund_issue, mcp__hermes_ops__get_tool_call_status"
+    )
+    assert re.fullmatch(
+        r"The call of refund_issue is queued for approval as call \d+; ask get_tool_call_status later\.",
+        field(demo_output, node_s, "write queued"),
+    )
+    assert field(demo_output, node_s, "ops approved").endswith("-> SUCCEEDED (HTTP 200)")
+    assert field(demo_output, node_s, "status seen").startswith("The tool refund_issue answered (call ")
+    assert field(demo_output, node_s, "answer") == (
+        "Order A-1001 was delivered (42.5 EUR); refund RF-7001 of 12.5 EUR is refunded."
+    )
+    assert field(demo_output, node_s, "service saw") == "POST /orders/lookup (bearer ok), POST /refunds (bearer ok)"
+    assert field(demo_output, node_s, "recorded as") == "SUCCESS"

@@ -233,4 +233,5 @@ def test_hermes_reaches_the_mcp_server_through_its_mcp_servers_config(engine_api
     assert outcome["tools"] == sorted(prefix + name for name in context_tools.TOOL_NAMES)
     assert outcome["final"] == "According to node A: The capital of France is Paris."
     visit = client.get_visit(run["runId"], b["visitUuid"])
-    assert [read["endpoint"] for read in visit["reads"]] == ["path", "output"]
+    # The MCP server asks once, when the session lists its tools, which business tools the visit has (SPEC §7.4).
+    assert [read["endpoint"] for read in visit["reads"]] == ["tools/list", "path", "output"]

@@ -8,11 +8,12 @@ from datetime import timedelta
 
 import pytest
 from django.core.management import call_command
+from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 
 from contextquery import tokens
 from contextquery.management.commands.loaddemo import demo_load
-from contextquery.models import Visit
+from contextquery.models import ToolBinding, ToolCall, Visit
 from contextquery.retention import runs_purge
 from patterns.seeding import seed_builtins
 
@@ -127,11 +128,25 @@ def test_a_prometheus_server_asking_for_openmetrics_gets_it(client, demo):
     assert response.content.rstrip().endswith(b"# EOF")
 
 
-def test_without_the_tool_gateway_no_tool_samples_are_shown(client, demo):
-    assert not any(name.startswith("hermes_tool_") for name, _ in scrape(client))
+def test_tool_calls_by_status_and_pending_approvals_are_scraped(client, demo):
+    visit = Visit.objects.first()
+    binding = ToolBinding.objects.create(name="order_lookup", endpoint="http://127.0.0.1:9/orders")
+    for status in ("PENDING_APPROVAL", "PENDING_APPROVAL", "SUCCEEDED"):
+        ToolCall.objects.create(
+            visit=visit,
+            binding=binding,
+            tool_name=binding.name,
+            kind="read",
+            status=status,
+            requested_at=timezone.now(),
+        )
+    samples = scrape(client)
+    assert value(samples, "hermes_tool_calls_total", status="PENDING_APPROVAL") == 2.0
+    assert value(samples, "hermes_tool_calls_total", status="SUCCEEDED") == 1.0
+    assert value(samples, "hermes_tool_approvals_pending") == 2.0
 
 
 def test_a_scrape_costs_a_fixed_number_of_queries(client, demo, django_assert_num_queries):
-    # tallies, visits by status and category, pattern hits, context reads, tokens, runs now
-    with django_assert_num_queries(6):
+    # tallies, visits by status and category, pattern hits, context reads, tokens, runs now, tool calls
+    with django_assert_num_queries(7):
         client.get("/metrics", **LOOPBACK)

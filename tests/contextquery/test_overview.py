@@ -10,8 +10,10 @@ import pytest
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from contextquery import overview, recording
+from contextquery.models import ToolBinding, ToolCall, Visit
 from patterns import marks
 from tests.contextquery.factories import CHAIN
 from tests.factories import PatternFactory
@@ -145,9 +147,23 @@ def test_the_workflows_that_fail_most_count_failed_runs_and_runs_with_failures(h
     ]
 
 
-def test_without_the_tool_gateway_there_is_no_approvals_panel(ops, history):
-    assert overview.overview_approvals() is None
-    assert 'id="panel-approvals"' not in ops.get("/").content.decode()
+def test_the_approvals_panel_counts_pending_tool_calls_and_links_to_the_approvals_page(ops, history):
+    visit = Visit.objects.first()
+    binding = ToolBinding.objects.create(
+        name="refund_issue", endpoint="http://127.0.0.1:9/refunds", kind="write", approval="required"
+    )
+    for _ in range(2):
+        ToolCall.objects.create(
+            visit=visit,
+            binding=binding,
+            tool_name=binding.name,
+            kind="write",
+            status="PENDING_APPROVAL",
+            requested_at=timezone.now(),
+        )
+    page = ops.get("/").content.decode()
+    panel = page.split('id="panel-approvals"')[1].split("</section>")[0]
+    assert 'href="/tools/approvals/"' in panel and '<span class="stat-value">2</span>' in panel
 
 
 @pytest.mark.parametrize("window", ["24h", "7d"])
@@ -202,6 +218,6 @@ def test_each_panel_is_one_query_whatever_the_number_of_rows(ops, history, recor
         "patterns with hits and false positives",  # overview_patterns: one GROUP BY with EXISTS
         "nodes that fail most",  # overview_nodes: one GROUP BY
         "workflows that fail most",  # overview_workflows: one GROUP BY with EXISTS
-        # pending approvals: no query until the tool gateway's ToolCall exists
+        "tool calls waiting for approval",  # overview_approvals: one COUNT
     ]
     assert len(captured.captured_queries) == len(names), [q["sql"][:120] for q in captured.captured_queries]

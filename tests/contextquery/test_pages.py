@@ -376,9 +376,9 @@ def test_the_visit_page_costs_the_same_queries_for_many_logs(ops, rich_visit, dj
         VisitLogFactory(visit=rich_visit)
     # session, user, run, visit; the log page and its count; the first thoughts, the first
     # tool calls, the last todo list; the run's visits for the paths and those on them;
-    # tokens, reads, the judged reply; the neighbours and the node's other visits:
-    # 15, however many logs.
-    with django_assert_max_num_queries(15):
+    # tokens, reads, the judged reply; the neighbours and the node's other visits;
+    # its business tool calls: 16, however many logs.
+    with django_assert_max_num_queries(16):
         ops.get(visit_url(rich_visit))
 
 

@@ -207,6 +207,8 @@ class Server:
                     "127.0.0.1:0",
                     "--workers",
                     str(self.workers),
+                    "--threads",
+                    "4",
                     "--no-control-socket",
                     "--timeout",
                     "60",

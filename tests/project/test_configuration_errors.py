@@ -20,7 +20,15 @@ def bad_env(tmp_path, **values) -> dict:
 
 
 @pytest.mark.parametrize(
-    "variable, value", [("MAX_BODY_BYTES", "abc"), ("DEBUG", "perhaps"), ("REDIS_URL", "http://cache")]
+    "variable, value",
+    [
+        ("MAX_BODY_BYTES", "abc"),
+        ("DEBUG", "perhaps"),
+        ("REDIS_URL", "http://cache"),
+        ("HERMES_TOOL_ALLOWED_HOSTS", "127.0.0.1:9000,https://shop.internal/x"),
+        ("HERMES_TOOL_APPROVAL_TTL_SECONDS", "4000"),
+        ("HERMES_CONTEXT_QUERY_MAX_TOOL_CALLS_PER_VISIT", "0"),
+    ],
 )
 def test_manage_py_prints_one_configuration_error_line_and_exits_2(tmp_path, variable, value):
     done = subprocess.run(
