@@ -124,6 +124,12 @@ class Visit(models.Model):
     iter_seq = models.PositiveIntegerField(_("iterSeq"))
     sort_order = models.PositiveIntegerField(_("sort order"))
     parent_uuids = models.JSONField(_("parents"), default=list, blank=True)
+    # Set at registration and never changed (parents never change): the hop
+    # kind (edge | backtrack | jump) of each parent link, in parent_uuids'
+    # order, and the ancestor set as bits (bit n ⇔ the run's visit with
+    # sortOrder n), so a context query's scope is one lookup (issue 14).
+    hop_kinds = models.JSONField(default=list, blank=True, editable=False)
+    ancestry = models.BinaryField(default=b"", blank=True, editable=False)
     status = models.CharField(_("status"), max_length=10, choices=VisitStatus.choices, default=VisitStatus.RUNNING)
     input = models.JSONField(_("input"), null=True, blank=True)
     output = models.JSONField(_("output"), null=True, blank=True)
@@ -146,6 +152,10 @@ class Visit(models.Model):
     completion = models.JSONField(null=True, blank=True, editable=False)
     log_counter = models.PositiveIntegerField(default=0, editable=False)
     log_count = models.PositiveIntegerField(_("logs"), default=0, editable=False)
+    # What the meta query answers, kept as logs arrive (``recording.logs_append``):
+    # {"thinking": [messages], "toolCalls": [...], "todoList": list | null}.
+    # Null for a visit recorded before it was kept: read from its logs then.
+    meta_content = models.JSONField(null=True, blank=True, editable=False)
     query_count = models.PositiveIntegerField(_("context queries"), default=0, editable=False)
     # The business tools the engine gave the node (SPEC §7.1): binding names, sorted.
     tools = models.JSONField(_("tools"), default=list, blank=True, editable=False)

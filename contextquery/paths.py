@@ -37,7 +37,10 @@ class VisitNode:
     """What the resolver needs of one visit.
 
     ``parent_uuids`` are visit uuid strings (``()`` marks a root); ``status`` is
-    the visit status string, used only by :func:`derive_parents`.
+    the visit status string, used only by :func:`derive_parents`;
+    ``parent_kinds``, when known, the :func:`hop_kind` of each parent link (in
+    the order of ``parent_uuids``, as ``Visit.hop_kinds`` stores them), so
+    paths need no canvas.
     """
 
     visit_uuid: str
@@ -45,6 +48,28 @@ class VisitNode:
     sort_order: int
     parent_uuids: tuple[str, ...] = ()
     status: str = ""
+    parent_kinds: tuple[str, ...] = ()
+
+
+def ancestry_of(parents: Iterable[tuple[int, bytes]]) -> bytes:
+    """The ancestor set of a new visit as bits, from its parents' ``(sort_order, ancestry)``.
+
+    Bit ``n`` (little-endian: byte ``n // 8``, bit ``n % 8``) is set when the
+    run's visit with sortOrder ``n`` is an ancestor: each parent and every
+    ancestor of each parent. A root's is ``b""``. A visit's ancestors never
+    change once it is registered, so this is computed once and a scope check
+    is one bit test (SPEC §4.2, §4.5; issue 14). 200 visits take 26 bytes.
+    """
+    bits = 0
+    for sort_order, ancestry in parents:
+        bits |= int.from_bytes(ancestry, "little") | 1 << sort_order
+    return bits.to_bytes((bits.bit_length() + 7) // 8, "little")
+
+
+def ancestry_sort_orders(ancestry: bytes) -> list[int]:
+    """The sortOrders whose bit is set in ``ancestry`` (see :func:`ancestry_of`), ascending."""
+    bits = int.from_bytes(ancestry, "little")
+    return [n for n in range(bits.bit_length()) if bits >> n & 1]
 
 
 def visit_node_of(visit) -> VisitNode:
@@ -244,13 +269,14 @@ def path_graph(
     *,
     visit_uuid: str,
     visits: Iterable[VisitNode] | Mapping[str, VisitNode],
-    canvas: Canvas | Mapping,
+    canvas: Canvas | Mapping | None = None,
     max_paths: int = MAX_PATHS,
     max_depth: int = MAX_PATH_DEPTH,
 ) -> PathGraph:
     """The predecessor path graph of visit ``visit_uuid`` (SPEC §4.2).
 
-    ``visits``: the run's visits (a list, or a dict by uuid). ``paths`` are the
+    ``visits``: the run's visits (a list, or a dict by uuid); ``canvas`` is
+    read only for hops whose kind the visits do not carry. ``paths`` are the
     chains from a root to V, V last, in lexicographic order of their sortOrder
     sequences; at most ``max_paths`` whole paths (``truncated`` on the graph when
     more exist); a chain longer than ``max_depth`` keeps its last ``max_depth``
@@ -267,6 +293,13 @@ def path_graph(
     if target is None:
         return PathGraph(paths=[], visit_uuids=[], node_ids=[], backtrack_edge_keys=[])
     canvas = as_canvas(canvas)
+    # Hop kinds stored with the visits (their lineage) spare the canvas.
+    backtrack: dict[tuple[str, str], bool] = {}
+    for v in by_uuid.values():
+        for parent, kind in zip(v.parent_uuids, v.parent_kinds, strict=False):
+            above = by_uuid.get(parent)
+            if above is not None:
+                backtrack[(above.node_id, v.node_id)] = kind == BACKTRACK
 
     members = _ancestor_nodes(visit_uuid, by_uuid)
     members.append(target)
@@ -292,7 +325,6 @@ def path_graph(
             roots.append(i)
     target_index = len(members) - 1
 
-    backtrack: dict[tuple[str, str], bool] = {}
     paths: list[Path] = []
     edge_keys: dict[str, None] = {}
     truncated = False

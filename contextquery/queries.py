@@ -1,166 +1,600 @@
-"""What a running visit may read of its run (SPEC §4.5): path, output, meta.
+"""The context-query hot path (SPEC §4.5, issue 14): every step of an internal
+query, from the token header to the audit row, in this one module.
 
-Scope: only the token visit's ancestor visits (through parent links, §4.2) —
-not the visit itself, not its siblings, not later visits, not another run.
-Each query loads the run's visits in one query (light columns only) to find
-the scope, then at most one more query for the target's output or logs.
+:func:`context_query` answers ``POST /internal/context/{path,output,meta}``
+(and the tool gateway's ``/internal/tools/…``, whose views supply their own
+budget and answer) in the SPEC's order of checks:
 
-Errors raised: ``NotFound`` (404) for a node, visit or field out of reach;
-``LimitReached`` (429) for a spent budget (:func:`query_budget_take`).
+1. disabled → 503
+2. client address outside ``ALLOWED_CLIENTS`` → 403
+3. missing, unknown, expired or revoked ``X-Context-Token`` → 401
+4. malformed JSON or invalid UTF-8 → 400 (the body is parsed only now)
+5. missing or invalid fields → 422
+6. ``runId`` not the token's run (or a foreign ``visitUuid`` on path) → 403
+7. budget spent → 429
+8. not found or not a predecessor → 404
+
+From step 3 on, every query counts against the visit's budget (taken before
+the body is read, so a malformed request costs one too), slides the token's
+expiry (at most once a second) and leaves one ``ContextRead`` audit row,
+whatever its answer — a server fault included.
+
+What makes it cheap, measured by ``make bench`` (``tests/bench/bench_context.py``):
+
+* Statements are SQL written once below, not built by the ORM per query: one
+  SELECT of the token with its visit and run; then, in one transaction with
+  one commit, the budget UPDATE, one or two SELECTs of the target and the
+  audit INSERT. (Output and path: four statements; meta ALL: five.)
+* Scope is one bit test: a visit stores its ancestor set when it is
+  registered (``Visit.ancestry``, :func:`paths.ancestry_of`), so no query
+  reads the run's visits to find it; a path query reads the ancestors only,
+  with their stored hop kinds, never the canvas.
+* Meta reads the thinking, tool calls and todo list kept on the visit row as
+  logs arrive (``Visit.meta_content``, :func:`meta_kept`); only ``kind`` ALL
+  reads the logs themselves.
+* A body that passes a strict check of its types and bounds
+  (:func:`fields_fast`) skips the DRF serializer; anything else goes to the
+  serializer, which then decides and words the 422.
+* The answer is written as envelope bytes directly (no DRF rendering).
+
+Errors raised inside: ``Unauthorized`` (401), ``Forbidden`` (403),
+``NotFound`` (404), ``LimitReached`` (429), ``Unavailable`` (503) and DRF's
+parse and validation errors — all turned into the envelope here.
 """
 
 from __future__ import annotations
 
 import json
+import time
+import uuid
+from contextlib import nullcontext
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
+from datetime import datetime, timedelta
+from typing import Protocol
 
-from django.db import connection
-from django.db.models import F
+from django.conf import settings
+from django.db import connection, transaction
+from django.utils import timezone
+from django.utils.translation import gettext as _
 
-from contextquery import paths
-from contextquery.client.wire import META_KINDS
-from contextquery.models import ContextToken, LogType, Visit, VisitLog, VisitStatus
-from contextquery.tokens import config
+from contextquery import paths, tokens
+from contextquery.client.wire import MAX_MAX_BYTES, META_KINDS, MIN_MAX_BYTES
+from contextquery.models import LogType
 from contextquery.truncation import fit_json
-from project.errors import LimitReached, NotFound
+from project.api import envelope_bytes, error_parts, parse_json_bytes
+from project.errors import Forbidden, Invalid, LimitReached, NotFound, Unauthorized, Unavailable
+from project.networks import address_allowed
 
 KIND_THINKING, KIND_TOOL_CALLS, KIND_TODO, KIND_ALL = META_KINDS
 
+#: The log types each meta kind reads.
 _KIND_LOG_TYPES = {
     KIND_THINKING: (LogType.THINKING,),
     KIND_TOOL_CALLS: (LogType.TOOL_CALL, LogType.TOOL_RESULT),
     KIND_TODO: (LogType.TODO_UPDATE,),
 }
 
+# --------------------------------------------------------------------------- SQL
 
-def query_budget_take(*, visit_id: int) -> bool:
-    """Count one query against the visit's budget of ``MAX_QUERIES_PER_VISIT``.
+#: The token with its visit and run, by digest; the three flags are computed
+#: by the database: live (not revoked, not expired at now), slide due.
+_TOKEN_SQL = """
+SELECT t."id", t."visit_id", t."run_id",
+       t."revoked_at" IS NULL, t."expires_at" > %s, t."expires_at" < %s,
+       v."status", v."visit_uuid", v."node_id", v."sort_order", v."parent_uuids", v."hop_kinds", v."ancestry",
+       r."status", r."run_id"
+FROM "contextquery_contexttoken" t
+JOIN "contextquery_visit" v ON v."id" = t."visit_id"
+JOIN "contextquery_workflowrun" r ON r."id" = t."run_id"
+WHERE t."token_hash" = %s
+"""
 
-    One conditional ``UPDATE … SET query_count = query_count + 1 WHERE id = ?
-    AND query_count < ?``: the database serialises concurrent updates of the
-    row, so no race lets one query past the limit. Returns False when the
-    budget was already spent (nothing is counted then).
-    """
-    limit = config()["MAX_QUERIES_PER_VISIT"]
-    return bool(Visit.objects.filter(pk=visit_id, query_count__lt=limit).update(query_count=F("query_count") + 1))
+#: One query against the budget: the database serialises concurrent UPDATEs
+#: of the row, so no race lets one query past the limit.
+_BUDGET_SQL = """
+UPDATE "contextquery_visit" SET "query_count" = "query_count" + 1
+WHERE "id" = %s AND "query_count" < %s
+"""
+
+#: The newest visit of a node registered before the reader (one row through
+#: the (run, node_id, iter_seq) index), with the column the answer needs.
+_LATEST_SQL = """
+SELECT "id", "visit_uuid", "iter_seq", "sort_order", "node_id", "status", {column}
+FROM "contextquery_visit"
+WHERE "run_id" = %s AND "node_id" = %s AND "sort_order" < %s{and_iter_seq}
+ORDER BY "iter_seq" DESC LIMIT 1
+"""
+
+#: Every visit of a node registered before the reader, newest first, light columns.
+_CANDIDATES_SQL = """
+SELECT "id", "visit_uuid", "iter_seq", "sort_order", "node_id", "status", NULL
+FROM "contextquery_visit"
+WHERE "run_id" = %s AND "node_id" = %s AND "sort_order" < %s
+ORDER BY "iter_seq" DESC
+"""
+
+_BY_ID_SQL = 'SELECT {column} FROM "contextquery_visit" WHERE "id" = %s'
+
+_BY_UUID_SQL = """
+SELECT "id", "visit_uuid", "iter_seq", "sort_order", "node_id", "status", "meta_content", "run_id"
+FROM "contextquery_visit" WHERE "visit_uuid" = %s
+"""
+
+#: The ancestors' links for a path graph: every visit registered before the reader (filtered by its bits).
+_ANCESTORS_SQL = """
+SELECT "visit_uuid", "node_id", "sort_order", "parent_uuids", "hop_kinds"
+FROM "contextquery_visit" WHERE "run_id" = %s AND "sort_order" < %s
+"""
+
+_LOGS_SQL = """
+SELECT "type", "timestamp", "message", "detail" FROM "contextquery_visitlog"
+WHERE "visit_id" = %s{and_types} ORDER BY "seq"
+"""
+
+_AUDIT_SQL = """
+INSERT INTO "contextquery_contextread"
+("visit_id", "endpoint", "node_id", "target_visit_uuid", "field", "kind", "iter_seq",
+ "status_code", "bytes_returned", "duration_ms", "created_at")
+VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
+"""
 
 
-def query_budget_refuse() -> LimitReached:
-    """The 429 for a spent budget (no Retry-After: waiting does not help)."""
-    limit = config()["MAX_QUERIES_PER_VISIT"]
-    return LimitReached(f"This visit has used its {limit} context queries; no more are answered.")
+def _rows(sql: str, params) -> list[tuple]:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
 
 
-@dataclass
-class Scope:
-    """The run's visits as seen from the token's visit.
+def _write(sql: str, params) -> int:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.rowcount
 
-    ``nodes``: every visit of the run as a :class:`paths.VisitNode`, by uuid;
-    ``iter_seqs``: uuid → iterSeq; ``ancestors``: uuids the token visit may read.
-    """
 
-    visit_uuid: str
-    nodes: dict[str, paths.VisitNode]
-    iter_seqs: dict[str, int]
-    pks: dict[str, int]
-    ancestors: frozenset[str]
+def _db_datetime(moment: datetime):
+    """``moment`` as the backend stores it (SQLite: naive UTC text; PostgreSQL: as is)."""
+    return connection.ops.adapt_datetimefield_value(moment)
 
-    def visits_of(self, node_id: str) -> list[str]:
-        """Uuids of ``node_id``'s visits in the run, by iterSeq."""
-        return sorted((u for u, n in self.nodes.items() if n.node_id == node_id), key=self.iter_seqs.__getitem__)
+
+def _db_uuid(text: str):
+    """A uuid parameter as the backend stores it (SQLite: 32 hex characters)."""
+    value = uuid.UUID(text)
+    return value if connection.features.has_native_uuid_field else value.hex
 
 
 def _uuid_text(value) -> str:
-    """A visit uuid as the hyphenated text parent links use: SQLite hands back
-    32 hex characters, PostgreSQL a ``uuid.UUID``."""
+    """A stored visit uuid as hyphenated text (SQLite hands back 32 hex characters)."""
     if isinstance(value, str) and len(value) == 32:
         return f"{value[:8]}-{value[8:12]}-{value[12:16]}-{value[16:20]}-{value[20:]}"
     return str(value)
 
 
-def _scope_rows(run_id: int) -> list[tuple]:
-    """``(pk, uuid text, node_id, sort_order, parent list, status, iter_seq)`` of
-    every visit of the run. Runs the ORM's own SQL but skips its per-row
-    converters: a uuid object and a ``json.loads`` per row cost more than the
-    query itself at 200 visits; the parent lists are decoded in one call."""
-    # order_by(): Visit's default ordering starts with "run", which would join
-    # the run table and sort by its ordering for rows whose order is unused here.
-    query = (
-        Visit.objects.filter(run_id=run_id)
-        .order_by()
-        .values_list("pk", "visit_uuid", "node_id", "sort_order", "parent_uuids", "status", "iter_seq")
-    )
-    sql, params = query.query.sql_with_params()
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        rows = cursor.fetchall()
-    # Both backends hand JSON columns over as text (Django decodes in from_db_value).
-    parents = json.loads("[" + ",".join("null" if r[4] is None else r[4] for r in rows) + "]")
-    return [(r[0], _uuid_text(r[1]), r[2], r[3], p, r[5], r[6]) for r, p in zip(rows, parents, strict=False)]
+def _json(value):
+    """A JSON column as read by a raw cursor: text on both backends (Django decodes in the ORM only)."""
+    return json.loads(value) if isinstance(value, (str, bytes)) else value
 
 
-def _scope(token: ContextToken) -> Scope:
-    nodes, iter_seqs, pks = {}, {}, {}
-    for pk, key, node_id, sort_order, parents, status, iter_seq in _scope_rows(token.run_id):
-        nodes[key] = paths.VisitNode(
-            visit_uuid=key,
-            node_id=node_id,
-            sort_order=sort_order,
-            parent_uuids=tuple(str(p) for p in (parents or ())),
-            status=status,
-        )
-        iter_seqs[key] = iter_seq
-        pks[key] = pk
-    me = str(token.visit.visit_uuid)
-    return Scope(
-        visit_uuid=me,
-        nodes=nodes,
-        iter_seqs=iter_seqs,
-        pks=pks,
-        ancestors=frozenset(paths.ancestors(visit_uuid=me, visits_by_uuid=nodes)),
+def _iso_db(value) -> str | None:
+    """A stored timestamp as ISO 8601 with ``Z`` (SQLite's raw cursor hands back
+    naive UTC, as text or as a datetime; PostgreSQL an aware datetime)."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value.replace(" ", "T") + "Z"
+    if value.tzinfo is None:
+        return value.isoformat() + "Z"
+    return value.isoformat().replace("+00:00", "Z")
+
+
+# --------------------------------------------------------------------------- the reader
+
+
+@dataclass(frozen=True, slots=True)
+class Reader:
+    """The visit a live token reads for (what :func:`reader_authenticate` loads).
+
+    ``visit_id``/``run_pk`` are primary keys; ``run_id`` and ``visit_uuid`` the
+    wire ids; ``ancestry`` the visit's ancestor bits as an int (bit n ⇔
+    sortOrder n); ``slide_due`` whether this query must slide the visit's
+    tokens (:func:`tokens.token_touch_due`'s rule, computed in SQL).
+    """
+
+    token_id: int
+    visit_id: int
+    run_pk: int
+    run_id: str
+    visit_uuid: str
+    node_id: str
+    sort_order: int
+    parent_uuids: str = dataclass_field(repr=False)  # JSON text, decoded by path only
+    hop_kinds: str = dataclass_field(repr=False)
+    ancestry: int = 0
+    slide_due: bool = False
+
+    def may_read(self, sort_order: int) -> bool:
+        """Whether the run's visit with ``sort_order`` is an ancestor (SPEC §4.5 scope)."""
+        return bool(self.ancestry >> sort_order & 1)
+
+
+def reader_authenticate(*, raw: str | None, now: datetime | None = None) -> Reader:
+    """The :class:`Reader` of the live token whose text is ``raw`` (one SELECT).
+
+    Raises ``Unauthorized`` (401) when ``raw`` is missing, not 48 lowercase hex
+    characters, unknown, revoked, expired, or its visit or run has ended. The
+    messages never repeat the token.
+    """
+    if raw is None or raw == "":
+        raise Unauthorized(_("The X-Context-Token header is missing."))
+    raw = raw.strip()
+    if not tokens.token_text_valid(raw):
+        raise Unauthorized(_("The X-Context-Token header is not a context token (48 lowercase hex characters)."))
+    now = now or timezone.now()
+    slide_before = now + timedelta(seconds=tokens.config()["TOKEN_TTL_SECONDS"]) - tokens.TOUCH_GRANULARITY
+    found = _rows(_TOKEN_SQL, (_db_datetime(now), _db_datetime(slide_before), tokens.token_hash(raw)))
+    if not found:
+        raise Unauthorized(_("The context token is unknown."))
+    (
+        token_id,
+        visit_id,
+        run_pk,
+        unrevoked,
+        unexpired,
+        slide_due,
+        visit_status,
+        visit_uuid,
+        node_id,
+        sort_order,
+        parent_uuids,
+        hop_kinds,
+        ancestry,
+        run_status,
+        run_id,
+    ) = found[0]
+    if not unrevoked:
+        raise Unauthorized(_("The context token has been revoked."))
+    if not unexpired:
+        raise Unauthorized(_("The context token has expired."))
+    # Revocation at completion and at finish is the rule; this guards a row
+    # whose revocation has not happened yet.
+    if visit_status != "RUNNING" or run_status != "RUNNING":
+        raise Unauthorized(_("The context token's visit has ended."))
+    return Reader(
+        token_id=token_id,
+        visit_id=visit_id,
+        run_pk=run_pk,
+        run_id=run_id,
+        visit_uuid=_uuid_text(visit_uuid),
+        node_id=node_id,
+        sort_order=sort_order,
+        parent_uuids=parent_uuids or "[]",
+        hop_kinds=hop_kinds or "[]",
+        ancestry=int.from_bytes(bytes(ancestry or b""), "little"),
+        slide_due=bool(slide_due),
     )
+
+
+# --------------------------------------------------------------------------- budget
+
+
+def query_budget_take(*, visit_id: int) -> bool:
+    """Count one query against the visit's ``MAX_QUERIES_PER_VISIT`` (one
+    conditional UPDATE). False when the budget was already spent (nothing is
+    counted then)."""
+    return _write(_BUDGET_SQL, (visit_id, tokens.config()["MAX_QUERIES_PER_VISIT"])) == 1
+
+
+def query_budget_refuse() -> LimitReached:
+    """The 429 for a spent budget (no Retry-After: waiting does not help)."""
+    limit = tokens.config()["MAX_QUERIES_PER_VISIT"]
+    return LimitReached(
+        _("This visit has used its %(limit)d context queries; no more are answered.") % {"limit": limit}
+    )
+
+
+# --------------------------------------------------------------------------- one query
+
+
+class Endpoint(Protocol):
+    """What :func:`context_query` needs of an internal endpoint (its view class).
+
+    ``endpoint``: the name the audit row keeps; ``atomic``: whether the
+    budget, the answer and the audit share one transaction (False where the
+    answer calls out, as a business tool call does, so no lock is held).
+    """
+
+    endpoint: str
+    atomic: bool
+
+    def fields(self, body: dict) -> dict:
+        """The validated fields of ``body`` (raises DRF's ``ValidationError``)."""
+
+    def check_ownership(self, reader: Reader, data: dict) -> None:
+        """Step 6 beyond runId (raises ``Forbidden``)."""
+
+    def budget_take(self, reader: Reader) -> bool:
+        """Count this query; False when the budget is spent."""
+
+    def budget_refuse(self) -> Exception:
+        """The 429 raised at step 7."""
+
+    def answer(self, reader: Reader, data: dict) -> dict:
+        """The ``data`` of the 200 envelope (raises domain errors)."""
+
+
+@dataclass(frozen=True)
+class Answer:
+    """An internal endpoint's answer: HTTP ``status``, envelope ``body`` bytes and extra ``headers``."""
+
+    status: int
+    body: bytes
+    headers: dict[str, str]
+
+
+def _error_answer(exc) -> Answer | None:
+    parts = error_parts(exc)
+    if parts is None:
+        return None
+    status, message, data, headers = parts
+    return Answer(status, envelope_bytes(status, message, data), headers)
+
+
+def context_query(*, endpoint: Endpoint, raw_token: str | None, client: str | None, body: bytes) -> Answer:
+    """Answer one internal query in the order of checks of SPEC §4.5 (see the module docstring).
+
+    ``raw_token`` is the ``X-Context-Token`` header, ``client`` the client
+    address (``REMOTE_ADDR``), ``body`` the raw request body. Returns the
+    :class:`Answer`; an error the request caused is an answer too. A server
+    fault is re-raised after its audit row (status 500) is written.
+    """
+    started = time.perf_counter()
+    try:
+        if not tokens.context_query_enabled():
+            raise Unavailable(_("Context query is disabled on this server."))
+        if not address_allowed(client, settings.HERMES_CONTEXT_QUERY["ALLOWED_NETWORKS"]):
+            raise Forbidden(_("Context queries are answered only to clients in HERMES_CONTEXT_QUERY_ALLOWED_CLIENTS."))
+        reader = reader_authenticate(raw=raw_token)
+    except Exception as exc:  # before authentication: nothing to count or audit
+        answer = _error_answer(exc)
+        if answer is None:
+            raise
+        return answer
+    audited: dict = {}
+    counted = False
+    try:
+        with transaction.atomic() if endpoint.atomic else nullcontext():
+            granted = endpoint.budget_take(reader)
+            counted = True
+            if reader.slide_due:
+                tokens.tokens_touch(visit=reader.visit_id)
+            try:
+                audited = parse_json_bytes(body) if body.strip() else {}
+                if not isinstance(audited, dict):
+                    raise Invalid(
+                        _("The request body must be a JSON object."),
+                        errors={"nonFieldErrors": [_("Must be a JSON object.")]},
+                    )
+                data = endpoint.fields(audited)
+                if data["runId"] != reader.run_id:
+                    raise Forbidden(_("runId is not the run of this context token."))
+                endpoint.check_ownership(reader, data)
+                if not granted:
+                    raise endpoint.budget_refuse()
+                answer = Answer(200, envelope_bytes(200, "success", endpoint.answer(reader, data)), {})
+            except Exception as exc:
+                answer = _error_answer(exc)
+                if answer is None:
+                    raise
+            _audit(reader, endpoint.endpoint, audited, answer.status, len(answer.body), started)
+    except Exception:
+        # A server fault still leaves its audit row and counts (SPEC §4.5); the
+        # transaction that held them was rolled back.
+        with transaction.atomic():
+            if endpoint.atomic or not counted:
+                endpoint.budget_take(reader)
+            _audit(reader, endpoint.endpoint, audited, 500, 0, started)
+        raise
+    return answer
+
+
+def _trimmed(value, length: int) -> str:
+    return value[:length] if isinstance(value, str) else ""
+
+
+def _audit(reader: Reader, endpoint: str, body: dict, status: int, size: int, started: float) -> None:
+    """The audit row of one query (SPEC §4.5): what was asked, the status, the bytes and the time."""
+    body = body if isinstance(body, dict) else {}
+    iter_seq = body.get("iterSeq")
+    if isinstance(iter_seq, bool) or not isinstance(iter_seq, int) or abs(iter_seq) >= 2**31:
+        iter_seq = None
+    _write(
+        _AUDIT_SQL,
+        (
+            reader.visit_id,
+            endpoint,
+            _trimmed(body.get("nodeId"), 200),
+            _trimmed(body.get("visitUuid"), 64),
+            _trimmed(body.get("field"), 500),
+            _trimmed(body.get("kind"), 16),
+            iter_seq,
+            status,
+            size,
+            round((time.perf_counter() - started) * 1000, 3),
+            _db_datetime(timezone.now()),
+        ),
+    )
+
+
+# --------------------------------------------------------------------------- request fields
+
+#: A dotted ``field`` has at most this many parts (more is a 422 at the door).
+MAX_FIELD_PARTS = 64
+MAX_ITER_SEQ = 2**31 - 1
+
+#: The keys each context endpoint's body may carry (the serializers of
+#: ``contextquery.api.internal_serializers`` declare the same; a test holds them equal).
+BODY_KEYS = {
+    "path": frozenset({"runId", "visitUuid"}),
+    "output": frozenset({"runId", "nodeId", "field", "iterSeq", "maxBytes"}),
+    "meta": frozenset({"runId", "visitUuid", "nodeId", "kind", "iterSeq", "maxBytes"}),
+}
+
+
+def _text_ok(value, limit: int) -> bool:
+    return type(value) is str and 0 < len(value) <= limit and not value[0].isspace() and not value[-1].isspace()
+
+
+def _uuid_ok(value) -> str | None:
+    if type(value) is not str or len(value) != 36:
+        return None
+    try:
+        return str(uuid.UUID(value))
+    except ValueError:
+        return None
+
+
+def fields_fast(endpoint: str, body: dict) -> dict | None:
+    """The validated fields of a context query body when they are certainly
+    valid, else None (then the endpoint's serializer decides and words the 422).
+
+    Strict and conservative: only the endpoint's keys (:data:`BODY_KEYS`),
+    exact JSON types, untrimmed-free strings within their lengths, integers in
+    range. Returns every key of the endpoint, absent ones as None, with the
+    serializer's defaults (``maxBytes`` = ``MAX_BYTES``, ``kind`` = ALL upper-cased).
+    """
+    keys = BODY_KEYS[endpoint]
+    if not keys.issuperset(body):
+        return None
+    data = {key: body.get(key) for key in keys}
+    if not _text_ok(data["runId"], 64):
+        return None
+    if "visitUuid" in keys and data["visitUuid"] is not None:
+        data["visitUuid"] = _uuid_ok(data["visitUuid"])
+        if data["visitUuid"] is None:
+            return None
+    if endpoint == "path":
+        return data
+    node_id = data["nodeId"]
+    if node_id is not None and not _text_ok(node_id, 200):
+        return None
+    iter_seq = data["iterSeq"]
+    if iter_seq is not None and (type(iter_seq) is not int or not 1 <= iter_seq <= MAX_ITER_SEQ):
+        return None
+    max_bytes = data["maxBytes"]
+    if max_bytes is None:
+        data["maxBytes"] = tokens.config()["MAX_BYTES"]
+    elif type(max_bytes) is not int or not MIN_MAX_BYTES <= max_bytes <= MAX_MAX_BYTES:
+        return None
+    if endpoint == "output":
+        field = data["field"]
+        if node_id is None or (field is not None and (not _text_ok(field, 500) or field.count(".") >= MAX_FIELD_PARTS)):
+            return None
+        return data
+    kind = data["kind"]
+    if kind is None:
+        data["kind"] = KIND_ALL
+    elif type(kind) is not str or kind.upper() not in META_KINDS:
+        return None
+    else:
+        data["kind"] = kind.upper()
+    if node_id is None and data["visitUuid"] is None:
+        return None
+    return data
+
+
+# --------------------------------------------------------------------------- scope
 
 
 def _not_a_predecessor(what: str) -> NotFound:
-    return NotFound(f"{what} is not a predecessor of the current visit.")
+    return NotFound(_("%(what)s is not a predecessor of the current visit.") % {"what": what})
 
 
-def _resolve_node_visit(scope: Scope, *, node_id: str, iter_seq: int | None) -> str:
-    """The uuid of the visit of ``node_id`` to read: the given iterSeq, or the
-    latest one among the predecessors. Raises ``NotFound``.
+@dataclass(frozen=True)
+class Target:
+    """The predecessor visit a query reads: ``pk``, ``visit_uuid`` text,
+    ``iter_seq``, ``node_id``, ``status`` and the requested ``column`` value."""
 
+    pk: int
+    visit_uuid: str
+    iter_seq: int
+    node_id: str
+    status: str
+    column: object
+
+
+def _target_of_node(reader: Reader, *, node_id: str, iter_seq: int | None, column: str) -> Target:
+    """The visit of ``node_id`` the reader may read — the given iterSeq, or the
+    latest among its predecessors — with ``column`` read. Raises ``NotFound``.
+
+    Usually one statement: the node's newest visit before the reader is an
+    ancestor (always, in a chain). When it is not (another branch), the
+    node's other visits are scanned by their bits, then the column read by id.
     Everything outside the scope gets the same answer — a node never visited,
     visited only later or on another branch, an iterSeq it never reached — so a
     token learns nothing about visits it may not read (issue 12).
     """
-    readable = [u for u in scope.visits_of(node_id) if u in scope.ancestors]
+    params = [reader.run_pk, node_id, reader.sort_order]
     if iter_seq is not None:
-        readable = [u for u in readable if scope.iter_seqs[u] == iter_seq]
-    if not readable:
-        label = f"Node '{node_id}'" if iter_seq is None else f"Visit {iter_seq} of node '{node_id}'"
+        params.append(iter_seq)
+    sql = _LATEST_SQL.format(column=column, and_iter_seq=' AND "iter_seq" = %s' if iter_seq is not None else "")
+    row = next(iter(_rows(sql, params)), None) if reader.ancestry else None
+    if row is not None and not reader.may_read(row[3]) and iter_seq is None:
+        row = next((r for r in _rows(_CANDIDATES_SQL, params) if reader.may_read(r[3])), None)
+        if row is not None:
+            row = (*row[:6], _rows(_BY_ID_SQL.format(column=column), (row[0],))[0][0])
+    if row is None or not reader.may_read(row[3]):
+        label = (
+            _("Node '%(node)s'") % {"node": node_id}
+            if iter_seq is None
+            else _("Visit %(iter)d of node '%(node)s'") % {"iter": iter_seq, "node": node_id}
+        )
         raise _not_a_predecessor(label)
-    return readable[-1]
+    return Target(row[0], _uuid_text(row[1]), row[2], row[4], row[5], row[6])
 
 
-def path_query(*, token: ContextToken) -> dict:
-    """The §4.2 predecessor path graph of the token's visit, in the wire shape
+def _target_of_uuid(reader: Reader, visit_uuid: str) -> Target:
+    """The visit ``visit_uuid`` when the reader may read it, with ``meta_content``. Raises ``NotFound``."""
+    found = _rows(_BY_UUID_SQL, (_db_uuid(visit_uuid),)) if reader.ancestry else []
+    if not found or found[0][7] != reader.run_pk or not reader.may_read(found[0][3]):
+        raise _not_a_predecessor(_("Visit %(visit)s") % {"visit": visit_uuid})
+    row = found[0]
+    return Target(row[0], _uuid_text(row[1]), row[2], row[4], row[5], row[6])
+
+
+# --------------------------------------------------------------------------- path
+
+
+def path_query(*, reader: Reader) -> dict:
+    """The §4.2 predecessor path graph of the reader's visit, in the wire shape
     ``{visitUuids, nodeIds, paths[{sequence, visitUuids, hasBacktrack, truncated}],
-    backtrackEdgeKeys, truncated}``; bounded by ``MAX_PATHS`` and ``MAX_PATH_DEPTH``."""
-    scope = _scope(token)
-    cfg = config()
+    backtrackEdgeKeys, truncated}``; bounded by ``MAX_PATHS`` and ``MAX_PATH_DEPTH``.
+    Reads the ancestors' rows only (their stored hop kinds stand in for the canvas)."""
+    rows = [(reader.visit_uuid, reader.node_id, reader.sort_order, reader.parent_uuids, reader.hop_kinds)]
+    if reader.ancestry:
+        rows += [r for r in _rows(_ANCESTORS_SQL, (reader.run_pk, reader.sort_order)) if reader.may_read(r[2])]
+    # Both link columns of every row decoded in one call each.
+    parents = json.loads("[" + ",".join(r[3] or "[]" for r in rows) + "]")
+    kinds = json.loads("[" + ",".join(r[4] or "[]" for r in rows) + "]")
+    visits = {}
+    for (key, node_id, sort_order, _p, _k), links, hops in zip(rows, parents, kinds, strict=True):
+        key = _uuid_text(key)
+        visits[key] = paths.VisitNode(
+            visit_uuid=key,
+            node_id=node_id,
+            sort_order=sort_order,
+            parent_uuids=tuple(links),
+            parent_kinds=tuple(hops),
+        )
+    cfg = tokens.config()
     graph = paths.path_graph(
-        visit_uuid=scope.visit_uuid,
-        visits=scope.nodes,
-        canvas=token.run.graph,
-        max_paths=cfg["MAX_PATHS"],
-        max_depth=cfg["MAX_PATH_DEPTH"],
+        visit_uuid=reader.visit_uuid, visits=visits, max_paths=cfg["MAX_PATHS"], max_depth=cfg["MAX_PATH_DEPTH"]
     )
     return graph.as_dict()
 
 
+# --------------------------------------------------------------------------- output
+
 _MISSING = object()
-#: A dotted ``field`` has at most this many parts (more is a 422 at the door).
-MAX_FIELD_PARTS = 64
 #: A field lookup tries at most this many candidate keys, whatever the data:
 #: keys that themselves contain dots make the search branch, and a hostile
 #: output must not turn one query into seconds of CPU (SPEC §4.5, issue 12).
@@ -231,13 +665,13 @@ AVAILABLE_KEYS_SHOWN = 20
 def _available(value) -> str:
     if isinstance(value, dict):
         if not value:
-            return "none (an empty object)"
+            return _("none (an empty object)")
         shown = [repr(k if len(k) <= 60 else k[:57] + "...") for k in list(value)[:AVAILABLE_KEYS_SHOWN]]
         more = len(value) - len(shown)
-        return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
+        return ", ".join(shown) + (_(" and %(count)d more") % {"count": more} if more > 0 else "")
     if isinstance(value, list):
-        return f"indexes 0 to {len(value) - 1}" if value else "none (an empty list)"
-    return f"none (the value is {'null' if value is None else type(value).__name__})"
+        return _("indexes 0 to %(last)d") % {"last": len(value) - 1} if value else _("none (an empty list)")
+    return _("none (the value is %(type)s)") % {"type": "null" if value is None else type(value).__name__}
 
 
 def _envelope_parts(output, status: str):
@@ -245,13 +679,13 @@ def _envelope_parts(output, status: str):
     ``status: null`` (SPEC §4.5)."""
     if not isinstance(output, dict):
         return None, None, output
-    envelope_status = output.get("status") if status != VisitStatus.RUNNING else None
+    envelope_status = output.get("status") if status != "RUNNING" else None
     return envelope_status, output.get("message"), output.get("data")
 
 
 def output_query(
     *,
-    token: ContextToken,
+    reader: Reader,
     node_id: str,
     field: str | None = None,
     iter_seq: int | None = None,
@@ -265,26 +699,25 @@ def output_query(
     (default ``MAX_BYTES``). Raises ``NotFound`` for a node or visit out of
     scope, or a missing field (naming the available keys).
     """
-    scope = _scope(token)
-    uuid = _resolve_node_visit(scope, node_id=node_id, iter_seq=iter_seq)
-    output, visit_status = Visit.objects.filter(pk=scope.pks[uuid]).values_list("output", "status").get()
-    status, message, data = _envelope_parts(output, visit_status)
-    chosen_seq = scope.iter_seqs[uuid]
+    target = _target_of_node(reader, node_id=node_id, iter_seq=iter_seq, column='"output"')
+    status, message, data = _envelope_parts(_json(target.column), target.status)
     if field is not None:
         try:
             data = field_select(data, field)
         except FieldNotFound as exc:
-            reached, keys = exc.reached, exc.keys
-            where = f" at '{reached}'" if reached else ""
+            where = _(" at '%(path)s'") % {"path": exc.reached} if exc.reached else ""
             raise NotFound(
-                f"Field '{field}' is not in the output data of node '{node_id}' (iterSeq {chosen_seq}); "
-                f"available{where}: {keys}."
+                _(
+                    "Field '%(field)s' is not in the output data of node '%(node)s' (iterSeq %(iter)d); "
+                    "available%(where)s: %(keys)s."
+                )
+                % {"field": field, "node": node_id, "iter": target.iter_seq, "where": where, "keys": exc.keys}
             ) from None
-    fitted = fit_json(data, max_bytes or config()["MAX_BYTES"])
+    fitted = fit_json(data, max_bytes or tokens.config()["MAX_BYTES"])
     return {
         "nodeId": node_id,
-        "iterSeq": chosen_seq,
-        "visitUuid": uuid,
+        "iterSeq": target.iter_seq,
+        "visitUuid": target.visit_uuid,
         "status": status,
         "message": message,
         "data": fitted.value,
@@ -294,49 +727,74 @@ def output_query(
     }
 
 
-def _iso(moment) -> str | None:
-    return moment.isoformat().replace("+00:00", "Z") if moment else None
+# --------------------------------------------------------------------------- meta
 
 
-def meta_content(logs: list[dict], kind: str) -> dict:
-    """The meta keys for ``kind`` from a visit's logs (dicts with ``type``,
-    ``timestamp``, ``message``, ``detail``, in ``seq`` order). Pure.
+def meta_kept(logs, kept: dict | None = None) -> dict:
+    """What a visit keeps for the meta query (``Visit.meta_content``) once
+    ``logs`` are appended to ``kept`` (None: from no logs). Pure.
+
+    ``logs``: dicts with ``type``, ``message`` and ``detail``, in seq order.
+    Returns a new ``{"thinking": [messages], "toolCalls": [{tool, args} |
+    {tool, result}], "todoList": the last TODO_UPDATE's detail or None}``.
+    """
+    kept = kept or {}
+    thinking = list(kept.get("thinking") or ())
+    calls = list(kept.get("toolCalls") or ())
+    todo = kept.get("todoList")
+    for log in logs:
+        kind = log["type"]
+        if kind == LogType.THINKING:
+            thinking.append(log["message"])
+        elif kind == LogType.TOOL_CALL:
+            calls.append({"tool": log["message"], "args": log["detail"]})
+        elif kind == LogType.TOOL_RESULT:
+            calls.append({"tool": log["message"], "result": log["detail"]})
+        elif kind == LogType.TODO_UPDATE:
+            todo = log["detail"]
+    return {"thinking": thinking, "toolCalls": calls, "todoList": todo}
+
+
+def meta_content(logs: list[dict], kind: str, *, kept: dict | None = None) -> dict:
+    """The meta keys for ``kind`` (SPEC §4.5). Pure.
 
     ``thinking``: THINKING messages joined by newlines; ``toolCalls``:
     ``{tool, args}`` per TOOL_CALL and ``{tool, result}`` per TOOL_RESULT, in
     order; ``todoList``: the last TODO_UPDATE's detail (null when none);
-    ``logs`` (ALL only): every log.
+    ``logs`` (ALL only): every log (dicts with ``type``, ``timestamp`` as ISO
+    text, ``message``, ``detail``, in seq order). ``kept`` (a visit's
+    :func:`meta_kept`) stands in for ``logs`` for the other kinds.
     """
+    kept = kept if kept is not None else meta_kept(logs)
     content: dict = {}
     if kind in (KIND_THINKING, KIND_ALL):
-        content["thinking"] = "\n".join(log["message"] for log in logs if log["type"] == LogType.THINKING)
+        content["thinking"] = "\n".join(kept["thinking"])
     if kind in (KIND_TOOL_CALLS, KIND_ALL):
-        calls = []
-        for log in logs:
-            if log["type"] == LogType.TOOL_CALL:
-                calls.append({"tool": log["message"], "args": log["detail"]})
-            elif log["type"] == LogType.TOOL_RESULT:
-                calls.append({"tool": log["message"], "result": log["detail"]})
-        content["toolCalls"] = calls
+        content["toolCalls"] = kept["toolCalls"]
     if kind in (KIND_TODO, KIND_ALL):
-        todos = [log["detail"] for log in logs if log["type"] == LogType.TODO_UPDATE]
-        content["todoList"] = todos[-1] if todos else None
+        content["todoList"] = kept["todoList"]
     if kind == KIND_ALL:
         content["logs"] = [
-            {
-                "type": log["type"],
-                "timestamp": _iso(log["timestamp"]),
-                "message": log["message"],
-                "detail": log["detail"],
-            }
+            {"type": log["type"], "timestamp": log["timestamp"], "message": log["message"], "detail": log["detail"]}
             for log in logs
         ]
     return content
 
 
+def _logs_read(visit_id: int, types: tuple[str, ...] = ()) -> list[dict]:
+    """A visit's logs in seq order as :func:`meta_content` takes them (``types``: only those)."""
+    and_types = f' AND "type" IN ({", ".join(["%s"] * len(types))})' if types else ""
+    rows = _rows(_LOGS_SQL.format(and_types=and_types), (visit_id, *types))
+    details = json.loads("[" + ",".join("null" if r[3] is None else r[3] for r in rows) + "]") if rows else []
+    return [
+        {"type": r[0], "timestamp": _iso_db(r[1]), "message": r[2], "detail": detail}
+        for r, detail in zip(rows, details, strict=True)
+    ]
+
+
 def meta_query(
     *,
-    token: ContextToken,
+    reader: Reader,
     node_id: str | None = None,
     visit_uuid: str | None = None,
     kind: str = KIND_ALL,
@@ -350,23 +808,19 @@ def meta_query(
     ``kind`` is one of :data:`META_KINDS` (validated by the caller). The kind's
     content is cut as one JSON object to ``max_bytes``. Raises ``NotFound``.
     """
-    scope = _scope(token)
     if visit_uuid is not None:
-        uuid = str(visit_uuid)
-        if uuid not in scope.ancestors:
-            raise _not_a_predecessor(f"Visit {uuid}")
+        target = _target_of_uuid(reader, str(visit_uuid))
     else:
-        uuid = _resolve_node_visit(scope, node_id=node_id, iter_seq=iter_seq)
-    logs = VisitLog.objects.filter(visit_id=scope.pks[uuid]).order_by("seq")
-    if kind in _KIND_LOG_TYPES:
-        logs = logs.filter(type__in=_KIND_LOG_TYPES[kind])
-    content = meta_content(list(logs.values("type", "timestamp", "message", "detail")), kind)
-    fitted = fit_json(content, max_bytes or config()["MAX_BYTES"])
+        target = _target_of_node(reader, node_id=node_id, iter_seq=iter_seq, column='"meta_content"')
+    kept = None if kind == KIND_ALL else _json(target.column)
+    logs = _logs_read(target.pk, _KIND_LOG_TYPES.get(kind, ())) if kept is None else []
+    content = meta_content(logs, kind, kept=kept)
+    fitted = fit_json(content, max_bytes or tokens.config()["MAX_BYTES"])
     cut = fitted.value if isinstance(fitted.value, dict) else {}
     return {
-        "nodeId": scope.nodes[uuid].node_id,
-        "iterSeq": scope.iter_seqs[uuid],
-        "visitUuid": uuid,
+        "nodeId": target.node_id,
+        "iterSeq": target.iter_seq,
+        "visitUuid": target.visit_uuid,
         **{key: cut.get(key) for key in content},
         "truncated": fitted.truncated,
         "originalBytes": fitted.original_bytes,

@@ -39,7 +39,7 @@ from django.db.models import (
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from contextquery import liveness, paths, tokens, tool_gateway
+from contextquery import liveness, paths, queries, tokens, tool_gateway
 from contextquery.canvas import canvas_node
 from contextquery.models import (
     ENDED_VISIT_STATUSES,
@@ -420,8 +420,8 @@ def _visit_insert(run: WorkflowRun, node: dict, registration: dict) -> Visit:
         )
     node_id = node["id"]
     parents = registration["fromVisitUuids"]
+    canvas = paths.Canvas(locked.graph)
     if parents is None:
-        canvas = paths.Canvas(locked.graph)
         # Load only the candidates derive_parents can pick, not the whole run.
         if locked.mode == RunMode.AGENTIC:
             candidates = Visit.objects.filter(run=locked).order_by("-sort_order")[:1]
@@ -433,7 +433,7 @@ def _visit_insert(run: WorkflowRun, node: dict, registration: dict) -> Visit:
         parents = paths.derive_parents(mode=locked.mode, node_id=node_id, canvas=canvas, visits=existing)
     else:
         parents = list(dict.fromkeys(parents))
-        _parents_check(locked, parents)
+    hop_kinds, ancestry = visit_lineage(run=locked, node_id=node_id, parents=parents, canvas=canvas)
     iter_seq = (Visit.objects.filter(run=locked, node_id=node_id).aggregate(m=Max("iter_seq"))["m"] or 0) + 1
     now = timezone.now()
     locked.visit_counter += 1
@@ -446,6 +446,9 @@ def _visit_insert(run: WorkflowRun, node: dict, registration: dict) -> Visit:
         "iter_seq": iter_seq,
         "sort_order": locked.visit_counter,
         "parent_uuids": parents,
+        "hop_kinds": hop_kinds,
+        "ancestry": ancestry,
+        "meta_content": queries.meta_kept(()),  # no logs yet: the meta query reads this row alone
         "input": registration["input"],
         "tools": registration.get("tools", []),
         "registration": registration,
@@ -460,9 +463,30 @@ def _visit_insert(run: WorkflowRun, node: dict, registration: dict) -> Visit:
 _NODE_FIELDS = ("visit_uuid", "node_id", "sort_order", "parent_uuids", "status")
 
 
-def _parents_check(run: WorkflowRun, parents: list[str]) -> None:
+def visit_lineage(
+    *, run: WorkflowRun, node_id: str, parents: list[str], canvas: paths.Canvas | None = None
+) -> tuple[list[str], bytes]:
+    """``(hop_kinds, ancestry)`` of a new visit of ``node_id`` with parent uuids
+    ``parents`` (one query): each hop's kind on the run's canvas, and the
+    ancestor bits of :func:`paths.ancestry_of` — what ``Visit`` stores so a
+    context query needs neither the run's visits nor its canvas (issue 14).
+    Raises Invalid naming ``fromVisitUuids[i]`` for a parent not of ``run``.
+    Whatever writes visit rows (registration, fixtures, the bench's loader) calls it."""
+    canvas = canvas if canvas is not None else paths.Canvas(run.graph)
+    above = _parent_rows(run, parents)
+    hop_kinds = [paths.hop_kind(parent_node=above[p][0], child_node=node_id, canvas=canvas) for p in parents]
+    return hop_kinds, paths.ancestry_of((above[p][1], above[p][2]) for p in parents)
+
+
+def _parent_rows(run: WorkflowRun, parents: list[str]) -> dict[str, tuple[str, int, bytes]]:
+    """``uuid → (node_id, sort_order, ancestry)`` of each parent (one query).
+    Raises Invalid naming ``fromVisitUuids[i]`` for a parent that is not a
+    visit of ``run``."""
     found = {
-        str(u): run_pk for u, run_pk in Visit.objects.filter(visit_uuid__in=parents).values_list("visit_uuid", "run_id")
+        str(u): (run_pk, node_id, sort_order, bytes(ancestry))
+        for u, run_pk, node_id, sort_order, ancestry in Visit.objects.filter(visit_uuid__in=parents).values_list(
+            "visit_uuid", "run_id", "node_id", "sort_order", "ancestry"
+        )
     }
     for i, parent in enumerate(parents):
         if parent not in found:
@@ -470,11 +494,12 @@ def _parents_check(run: WorkflowRun, parents: list[str]) -> None:
                 f"fromVisitUuids[{i}]",
                 _("'%(visit)s' is not a visit of run '%(run)s'.") % {"visit": parent, "run": run.run_id},
             )
-        if found[parent] != run.pk:
+        if found[parent][0] != run.pk:
             raise Invalid.field(
                 f"fromVisitUuids[{i}]",
                 _("'%(visit)s' belongs to another run, not '%(run)s'.") % {"visit": parent, "run": run.run_id},
             )
+    return {uuid: row[1:] for uuid, row in found.items()}
 
 
 def visit_heartbeat(*, visit: Visit) -> Visit:
@@ -621,7 +646,9 @@ def logs_append(*, visit: Visit, logs: list[dict]) -> dict:
     logs = [_log_checked(i, entry) for i, entry in enumerate(logs)]
     now = timezone.now()
     with transaction.atomic():
-        locked = Visit.objects.select_for_update().only("id", "log_counter", "log_count").get(pk=visit.pk)
+        locked = (
+            Visit.objects.select_for_update().only("id", "log_counter", "log_count", "meta_content").get(pk=visit.pk)
+        )
         wanted = {e["seq"] for e in logs if e.get("seq") is not None}
         taken = set(VisitLog.objects.filter(visit_id=visit.pk, seq__in=wanted).values_list("seq", flat=True))
         counter = locked.log_counter
@@ -663,7 +690,21 @@ def logs_append(*, visit: Visit, logs: list[dict]) -> dict:
             )
         VisitLog.objects.bulk_create(rows)
         if rows:
-            Visit.objects.filter(pk=visit.pk).update(log_counter=counter, log_count=locked.log_count + len(rows))
+            Visit.objects.filter(pk=visit.pk).update(
+                log_counter=counter, log_count=locked.log_count + len(rows), meta_content=_meta_kept(locked, rows)
+            )
     visit.log_counter = counter
     tokens.tokens_touch(visit=visit)
     return {"added": len(rows), "skipped": skipped, "lastSeq": counter}
+
+
+def _meta_kept(locked: Visit, rows: list[VisitLog]) -> dict:
+    """The visit's kept meta content (``Visit.meta_content``) with ``rows`` added:
+    appended when they all come after the stored logs (the usual case), else
+    rebuilt from every log in seq order (a batch that fills a gap)."""
+    rows = sorted(rows, key=lambda row: row.seq)
+    kept = locked.meta_content
+    if locked.log_count and (kept is None or locked.log_counter >= rows[0].seq):
+        rows = VisitLog.objects.filter(visit_id=locked.pk).order_by("seq")
+        kept = None
+    return queries.meta_kept(({"type": r.type, "message": r.message, "detail": r.detail} for r in rows), kept)

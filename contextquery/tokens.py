@@ -37,7 +37,7 @@ from contextquery import liveness, tallies
 from contextquery.client.wire import CONTEXT_ENDPOINTS, TOKEN_HEADER, TOKEN_HEX_CHARS, token_mask
 from contextquery.models import ContextToken, RunStatus, Visit, VisitStatus, WorkflowRun
 from project import serving
-from project.errors import Conflict, LimitReached, NotFound, Unauthorized, Unavailable
+from project.errors import Conflict, LimitReached, NotFound, Unavailable
 
 logger = logging.getLogger("hermes_ops.contextquery.tokens")
 
@@ -166,69 +166,16 @@ def context_query_payload(*, issued: IssuedToken, visit: Visit, base_url: str | 
     }
 
 
-#: What :func:`token_authenticate` loads; any other field loads on first access.
-_AUTH_FIELDS = (
-    "token_hash",
-    "run_id",
-    "visit_id",
-    "issued_at",
-    "expires_at",
-    "revoked_at",
-    "visit__visit_uuid",
-    "visit__status",
-    "run__run_id",
-    "run__status",
-    "run__graph",
-)
+def token_text_valid(raw: str) -> bool:
+    """Whether ``raw`` has the shape of a token's text: 48 lowercase hex characters."""
+    return _TOKEN_RE.fullmatch(raw) is not None
 
 
-def token_authenticate(*, raw: str | None) -> ContextToken:
-    """The live token whose text is ``raw``, with its visit and run loaded (one query).
-
-    Raises ``Unauthorized`` (401) when ``raw`` is missing, not 48 lowercase hex
-    characters, unknown, revoked, expired, or its visit or run has ended. The
-    messages never repeat the token.
-    """
-    if raw is None or raw == "":
-        raise Unauthorized("The X-Context-Token header is missing.")
-    raw = raw.strip()
-    if not _TOKEN_RE.fullmatch(raw):
-        raise Unauthorized("The X-Context-Token header is not a context token (48 lowercase hex characters).")
-    # Only the columns the checks and the queries read: the visit's and run's
-    # JSON columns (input, output, registration…) would be decoded for nothing.
-    token = (
-        ContextToken.objects.select_related("visit", "run")
-        .only(*_AUTH_FIELDS)
-        .filter(token_hash=token_hash(raw))
-        .first()
-    )
-    if token is None:
-        raise Unauthorized("The context token is unknown.")
-    if token.revoked_at is not None:
-        raise Unauthorized("The context token has been revoked.")
-    if token.expires_at <= timezone.now():
-        raise Unauthorized("The context token has expired.")
-    # Revocation at completion and at finish is the rule; this guards a row
-    # whose revocation has not happened yet.
-    if token.visit.status != VisitStatus.RUNNING or token.run.status != RunStatus.RUNNING:
-        raise Unauthorized("The context token's visit has ended.")
-    return token
-
-
-#: A touch within this long of the last one is skipped by :func:`token_touch_due`.
+#: A query within this long of the last slide does not slide again: a touch
+#: slides every live token of the visit, so a burst of queries pays the slide
+#: once per second (``contextquery.queries`` asks the database whether a
+#: token expires earlier than ``TOKEN_TTL_SECONDS - TOUCH_GRANULARITY`` from now).
 TOUCH_GRANULARITY = timedelta(seconds=1)
-
-
-def token_touch_due(token: ContextToken, *, now: datetime | None = None) -> bool:
-    """Whether a query with ``token`` must slide its visit's tokens.
-
-    False when ``token`` (as loaded) already expires within ``TOUCH_GRANULARITY``
-    of ``TOKEN_TTL_SECONDS`` from now: every live token of the visit was slid
-    by a touch less than that long ago (a touch slides them all), so a burst of
-    queries pays the slide once per second instead of two statements each.
-    """
-    now = now or timezone.now()
-    return token.expires_at < now + timedelta(seconds=config()["TOKEN_TTL_SECONDS"]) - TOUCH_GRANULARITY
 
 
 def tokens_touch(*, visit: Visit | int) -> int:

@@ -156,10 +156,13 @@ def parse_json_bytes(raw: bytes):
         ) from None
     except ValueError as exc:
         raise exceptions.ParseError(f"The request body is not valid JSON: {exc}.") from None
-    problem = json_problems(value, max_depth=settings.MAX_JSON_DEPTH)
-    if problem:
-        field, sentence = problem
-        raise UnprocessableEntity(sentence, field=field, names_field=True)
+    # NUL and lone surrogates reach a parsed value only through \u escapes, and
+    # nesting needs brackets: a body without them is clean, unwalked.
+    if b"\\u" in raw or raw.count(b"{") + raw.count(b"[") > settings.MAX_JSON_DEPTH:
+        problem = json_problems(value, max_depth=settings.MAX_JSON_DEPTH)
+        if problem:
+            field, sentence = problem
+            raise UnprocessableEntity(sentence, field=field, names_field=True)
     return value
 
 
@@ -268,24 +271,24 @@ def _not_found_message(exc: Http404, view) -> str:
     return message or "Not found."
 
 
-def exception_handler(exc, context):
-    """Map every error to the envelope (SPEC §2). Unknown exceptions propagate
-    (a real server error), everything caused by the request is a 4xx."""
+def error_parts(exc, view=None) -> tuple[int, str, dict | None, dict[str, str]] | None:
+    """``(status, message, data, headers)`` of the envelope answering ``exc``
+    (SPEC §2), or None for an exception the request did not cause (a real
+    server error). ``view`` names the object of a DRF lookup's 404."""
     if isinstance(exc, errors.DomainError):
         headers = {}
         if isinstance(exc, errors.LimitReached) and exc.retry_after is not None:
             headers["Retry-After"] = str(exc.retry_after)
         if isinstance(exc, errors.Unauthorized):
             headers["WWW-Authenticate"] = "Token"
-        data = {"errors": exc.errors} if exc.errors else None
-        return error_response(exc.status, exc.message, data, headers)
+        return exc.status, exc.message, {"errors": exc.errors} if exc.errors else None, headers
     if isinstance(exc, Http404):
-        return error_response(404, _not_found_message(exc, (context or {}).get("view")))
+        return 404, _not_found_message(exc, view), None, {}
     if isinstance(exc, PermissionDenied):
-        return error_response(403, str(exc) or "You do not have permission to perform this action.")
+        return 403, str(exc) or "You do not have permission to perform this action.", None, {}
     if isinstance(exc, exceptions.ValidationError):
         detail = exc.detail if isinstance(exc.detail, dict) else {"nonFieldErrors": exc.detail}
-        return error_response(422, _first_message(detail), {"errors": flatten_errors(detail)})
+        return 422, _first_message(detail), {"errors": flatten_errors(detail)}, {}
     if isinstance(exc, exceptions.APIException):
         headers = {}
         status_code = exc.status_code
@@ -297,8 +300,32 @@ def exception_handler(exc, context):
         detail = exc.detail
         message = str(detail) if not isinstance(detail, (dict, list)) else _first_message(detail)
         data = {"errors": exc.errors} if isinstance(exc, UnprocessableEntity) else None
-        return error_response(status_code, message, data, headers)
+        return status_code, message, data, headers
     return None
+
+
+def exception_handler(exc, context):
+    """DRF's exception handler: every error the request caused as the envelope
+    (:func:`error_parts`); unknown exceptions propagate (a real server error)."""
+    parts = error_parts(exc, (context or {}).get("view"))
+    if parts is None:
+        return None
+    status_code, message, data, headers = parts
+    return error_response(status_code, message, data, headers)
+
+
+def envelope_bytes(code: int, message: str, data=None) -> bytes:
+    """The envelope as the bytes ``EnvelopeJSONRenderer`` writes (compact UTF-8,
+    U+2028/U+2029 escaped), for views that answer without DRF's machinery.
+    A lone surrogate in stored text comes out escaped rather than failing."""
+    text = json.dumps(envelope(code, message, data), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    try:
+        raw = text.encode("utf-8")
+    except UnicodeEncodeError:
+        raw = json.dumps(envelope(code, message, data), separators=(",", ":"), allow_nan=False).encode("ascii")
+    if b"\xe2\x80\xa8" in raw or b"\xe2\x80\xa9" in raw:
+        raw = raw.replace("\u2028".encode(), b"\\u2028").replace("\u2029".encode(), b"\\u2029")
+    return raw
 
 
 class Pagination(PageNumberPagination):

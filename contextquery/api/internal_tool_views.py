@@ -41,7 +41,11 @@ def _documented(endpoint, *, summary, description, request, response, examples):
 class _UnbudgetedView(ContextQueryView):
     """``list`` and ``status`` count against no budget (SPEC §7.2)."""
 
-    def budget_take(self, token) -> bool:
+    # With no budget UPDATE to open it, a transaction would start with a read
+    # and SQLite could refuse its later write at once; each statement commits alone.
+    atomic = False
+
+    def budget_take(self, reader) -> bool:
         return True
 
 
@@ -59,8 +63,8 @@ class ToolListView(_UnbudgetedView):
     serializer_class = bodies.ToolListQuerySerializer
     error_statuses = ("400", "401", "403", "413", "422", "503")
 
-    def answer(self, token, data):
-        return {"tools": tool_gateway.visit_tools_listing(visit_id=token.visit_id)}
+    def answer(self, reader, data):
+        return {"tools": tool_gateway.visit_tools_listing(visit_id=reader.visit_id)}
 
 
 @_documented(
@@ -77,18 +81,19 @@ class ToolListView(_UnbudgetedView):
 )
 class ToolCallView(ContextQueryView):
     endpoint = "tools/call"
+    atomic = False  # the call may wait on a business service: no transaction (and no lock) held meanwhile
     serializer_class = bodies.ToolCallQuerySerializer
     error_statuses = ("400", "401", "403", "404", "409", "413", "422", "429", "503")
 
-    def budget_take(self, token) -> bool:
-        return tool_gateway.toolcall_budget_take(visit_id=token.visit_id)
+    def budget_take(self, reader) -> bool:
+        return tool_gateway.toolcall_budget_take(visit_id=reader.visit_id)
 
     def budget_refuse(self):
         return tool_gateway.toolcall_budget_refuse()
 
-    def answer(self, token, data):
+    def answer(self, reader, data):
         call = tool_gateway.toolcall_request(
-            visit_id=token.visit_id,
+            visit_id=reader.visit_id,
             name=data["name"],
             arguments=data["arguments"],
             idempotency_key=data["idempotencyKey"],
@@ -110,7 +115,7 @@ class ToolStatusView(_UnbudgetedView):
     serializer_class = bodies.ToolStatusQuerySerializer
     error_statuses = ("400", "401", "403", "404", "413", "422", "429", "503")
 
-    def answer(self, token, data):
-        call = tool_gateway.toolcall_for_visit(visit_id=token.visit_id, call_id=data["callId"])
+    def answer(self, reader, data):
+        call = tool_gateway.toolcall_for_visit(visit_id=reader.visit_id, call_id=data["callId"])
         tool_gateway.toolcall_status_read(call=call)
         return tool_gateway.toolcall_answer(call=call, max_bytes=data["maxBytes"])

@@ -26,7 +26,6 @@ def test_the_authenticated_floor_counts_audits_and_answers_an_empty_object(flyba
         HTTP_X_CONTEXT_TOKEN=raw,
     )
     response = FloorQueryView.as_view()(request)
-    response.render()
     assert response.status_code == 200 and json.loads(response.content)["data"] == {}
     assert Visit.objects.get(pk=flyback.by["C2"].pk).query_count == 1
     assert ContextRead.objects.filter(visit=flyback.by["C2"], endpoint="floor", status_code=200).count() == 1

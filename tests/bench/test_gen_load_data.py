@@ -33,11 +33,11 @@ def test_the_probe_answers_the_context_queries_it_describes():
     out = io.StringIO()
     call_command(GenLoadData(), runs=0, visits=120, probe=True, stdout=out)
     probe = json.loads(out.getvalue().strip().splitlines()[-1])
-    token = tokens.token_authenticate(
+    reader = queries.reader_authenticate(
         raw=tokens.token_issue(visit=Visit.objects.get(visit_uuid=probe["visit_uuid"])).token
     )
-    answer = queries.output_query(token=token, node_id=probe["output_node"], field=probe["field"])
+    answer = queries.output_query(reader=reader, node_id=probe["output_node"], field=probe["field"])
     assert answer["data"] == f"{probe['output_node']}-item-3"
     assert VisitLog.objects.filter(visit__visit_uuid=probe["meta_visit_uuid"]).count() > 50
-    meta = queries.meta_query(token=token, visit_uuid=probe["meta_visit_uuid"], kind="ALL")
+    meta = queries.meta_query(reader=reader, visit_uuid=probe["meta_visit_uuid"], kind="ALL")
     assert meta["truncated"] is True and meta["originalBytes"] > 50 * 1024

@@ -16,7 +16,7 @@ from django.contrib.auth.models import Permission
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from contextquery import tokens
+from contextquery import queries, recording, tokens
 from contextquery.models import Visit, VisitLog, WorkflowRun
 from tests.factories import UserFactory
 
@@ -41,12 +41,19 @@ class Recorder:
         iter_seq = 1 + sum(1 for v in self.visits if v.node_id == node_id)
         if output is None and status != "RUNNING":
             output = {"status": 200, "message": "ok", "data": {"node": node_id, "iter": iter_seq}}
+        parent_uuids = [str(p.visit_uuid) for p in parents]
+        hop_kinds, ancestry = recording.visit_lineage(run=self.run, node_id=node_id, parents=parent_uuids)
         visit = Visit.objects.create(
             run=self.run,
             node_id=node_id,
             iter_seq=iter_seq,
             sort_order=len(self.visits) + 1,
-            parent_uuids=[str(p.visit_uuid) for p in parents],
+            parent_uuids=parent_uuids,
+            hop_kinds=hop_kinds,
+            ancestry=ancestry,
+            meta_content=queries.meta_kept({"type": t, "message": m, "detail": d} for t, m, d in logs),
+            log_count=len(logs),
+            log_counter=len(logs),
             status=status,
             output=output,
             started_at=timezone.now(),

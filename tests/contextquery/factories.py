@@ -15,6 +15,7 @@ from django.contrib.auth.models import Permission
 from django.db.models import F
 from django.utils import timezone
 
+from contextquery import recording
 from contextquery.models import LogType, Visit, VisitLog, VisitStatus, WorkflowRun
 from tests.factories import UserFactory
 
@@ -95,6 +96,10 @@ class VisitFactory(factory.django.DjangoModelFactory):
             kwargs["sort_order"] = run.visit_counter
         if kwargs.get("iter_seq") is None:
             kwargs["iter_seq"] = Visit.objects.filter(run=run, node_id=kwargs["node_id"]).count() + 1
+        if "ancestry" not in kwargs:
+            kwargs["hop_kinds"], kwargs["ancestry"] = recording.visit_lineage(
+                run=run, node_id=kwargs["node_id"], parents=list(kwargs["parent_uuids"])
+            )
         return super()._create(model_class, *args, **kwargs)
 
 

@@ -1,5 +1,6 @@
 """POST /internal/context/{path,output,meta}: the check order, shapes, budget and audit (SPEC §4.5)."""
 
+import ipaddress
 import logging
 
 import pytest
@@ -42,7 +43,9 @@ def test_a_client_outside_allowed_clients_is_403_even_with_a_good_token(ask, c2)
     assert ContextRead.objects.count() == 0
 
 
-@override_settings(HERMES_CONTEXT_QUERY=cq(ALLOWED_CLIENTS=["10.1.0.0/16"], ALLOWED_NETWORKS=None))
+@override_settings(
+    HERMES_CONTEXT_QUERY=cq(ALLOWED_CLIENTS=["10.1.0.0/16"], ALLOWED_NETWORKS=[ipaddress.ip_network("10.1.0.0/16")])
+)
 def test_a_client_inside_a_configured_network_is_answered_and_loopback_is_not(ask, c2):
     token, run_id = c2
     assert ask("output", token, {"runId": run_id, "nodeId": "B"}, remote_addr="10.1.2.3").status_code == 200

@@ -14,8 +14,8 @@ from project.errors import NotFound
 from tests.contextquery.context_fixtures import CHAIN
 
 
-def token_of(visit):
-    return tokens.token_authenticate(raw=tokens.token_issue(visit=visit).token)
+def reader_of(visit):
+    return queries.reader_authenticate(raw=tokens.token_issue(visit=visit).token)
 
 
 # --- field_select (pure).
@@ -129,37 +129,37 @@ pytestmark_db = pytest.mark.django_db
 
 @pytestmark_db
 def test_every_ancestor_is_readable_and_nothing_else(flyback):
-    token = token_of(flyback.by["C2"])
-    readable = {node: queries.output_query(token=token, node_id=node)["iterSeq"] for node in "ABCG"}
+    reader = reader_of(flyback.by["C2"])
+    readable = {node: queries.output_query(reader=reader, node_id=node)["iterSeq"] for node in "ABCG"}
     assert readable == {"A": 1, "B": 1, "C": 1, "G": 1}
 
 
 @pytestmark_db
 def test_a_later_visit_is_not_readable_from_an_earlier_one(flyback):
     Visit.objects.filter(pk=flyback.by["C1"].pk).update(status="RUNNING")
-    token = token_of(flyback.by["C1"])
+    reader = reader_of(flyback.by["C1"])
     with pytest.raises(NotFound, match="is not a predecessor"):
-        queries.output_query(token=token, node_id="G")
+        queries.output_query(reader=reader, node_id="G")
     with pytest.raises(NotFound, match="is not a predecessor"):
-        queries.meta_query(token=token, visit_uuid=str(flyback.by["C2"].visit_uuid))
+        queries.meta_query(reader=reader, visit_uuid=str(flyback.by["C2"].visit_uuid))
 
 
 @pytestmark_db
 def test_a_visit_of_another_run_is_not_readable(flyback, make_run):
     other = make_run(CHAIN)
     foreign = other.visit("A")
-    token = token_of(flyback.by["C2"])
+    reader = reader_of(flyback.by["C2"])
     with pytest.raises(NotFound, match="is not a predecessor"):
-        queries.meta_query(token=token, visit_uuid=str(foreign.visit_uuid))
+        queries.meta_query(reader=reader, visit_uuid=str(foreign.visit_uuid))
 
 
 @pytestmark_db
 def test_a_sibling_branch_is_not_readable_by_node_or_visit(branches):
-    token = token_of(branches.by["C"])
+    reader = reader_of(branches.by["C"])
     with pytest.raises(NotFound):
-        queries.output_query(token=token, node_id="E")
+        queries.output_query(reader=reader, node_id="E")
     with pytest.raises(NotFound):
-        queries.meta_query(token=token, visit_uuid=str(branches.by["F"].visit_uuid))
+        queries.meta_query(reader=reader, visit_uuid=str(branches.by["F"].visit_uuid))
 
 
 @pytestmark_db
@@ -168,19 +168,19 @@ def test_an_explicit_iter_seq_reads_that_visit(make_run):
     a1 = rec.visit("A")
     a2 = rec.visit("A", a1)
     b = rec.visit("B", a2, status="RUNNING")
-    token = token_of(b)
-    assert queries.output_query(token=token, node_id="A", iter_seq=1)["visitUuid"] == str(a1.visit_uuid)
-    assert queries.output_query(token=token, node_id="A")["visitUuid"] == str(a2.visit_uuid)
+    reader = reader_of(b)
+    assert queries.output_query(reader=reader, node_id="A", iter_seq=1)["visitUuid"] == str(a1.visit_uuid)
+    assert queries.output_query(reader=reader, node_id="A")["visitUuid"] == str(a2.visit_uuid)
 
 
 @pytestmark_db
 def test_a_missing_field_names_the_available_keys(flyback):
-    token = token_of(flyback.by["C2"])
+    reader = reader_of(flyback.by["C2"])
     with pytest.raises(NotFound) as caught:
-        queries.output_query(token=token, node_id="B", field="result.text")
+        queries.output_query(reader=reader, node_id="B", field="result.text")
     assert "available at 'result': none (the value is str)" in caught.value.message
     with pytest.raises(NotFound) as caught:
-        queries.output_query(token=token, node_id="B", field="nothing")
+        queries.output_query(reader=reader, node_id="B", field="nothing")
     # PostgreSQL's jsonb keeps keys in its own order, so only their presence is checked.
     assert "'result'" in caught.value.message and "'count'" in caught.value.message
 
@@ -196,7 +196,7 @@ def test_a_large_path_set_is_cut_at_max_paths(make_run):
         right = rec.visit(f"N{2 + 2 * level}", *tops)
         tops = [left, right]
     last = rec.visit("N29", *tops, status="RUNNING")
-    graph_answer = queries.path_query(token=token_of(last))
+    graph_answer = queries.path_query(reader=reader_of(last))
     assert len(graph_answer["paths"]) == 100 and graph_answer["truncated"] is True
     assert all(p["visitUuids"][-1] == str(last.visit_uuid) for p in graph_answer["paths"])
 
@@ -212,13 +212,13 @@ def test_the_budget_is_taken_until_it_is_spent(flyback):
 
 @pytestmark_db
 def test_output_and_meta_take_a_few_database_queries(flyback, django_assert_max_num_queries):
-    token = token_of(flyback.by["C2"])
+    reader = reader_of(flyback.by["C2"])
     with django_assert_max_num_queries(2):
-        queries.output_query(token=token, node_id="B")
+        queries.output_query(reader=reader, node_id="B")
     with django_assert_max_num_queries(2):
-        queries.meta_query(token=token, node_id="B", kind="ALL")
+        queries.meta_query(reader=reader, node_id="B", kind="ALL")
     with django_assert_max_num_queries(1):
-        queries.path_query(token=token)
+        queries.path_query(reader=reader)
 
 
 @pytestmark_db
@@ -229,4 +229,4 @@ def test_a_todo_list_sent_as_json_text_is_read_back_as_the_list(record):
     recording.logs_append(visit=a, logs=[{"type": "TODO_UPDATE", "detail": json.dumps(todo)}])
     judgement.visit_complete(visit=a, status="SUCCESS", output={"status": 200, "message": "ok", "data": {}})
     b = rec.visit("B", a, complete=False)
-    assert queries.meta_query(token=token_of(b), node_id="A", kind="TODO")["todoList"] == todo
+    assert queries.meta_query(reader=reader_of(b), node_id="A", kind="TODO")["todoList"] == todo

@@ -1,16 +1,22 @@
 """Hot-path economies of the internal context endpoints (issue 7): each keeps
 the answer and the rules of SPEC §4.5 while doing less work per request."""
 
-import json
+import importlib
 import re
 from datetime import timedelta
 
 import pytest
+from django.apps import apps as django_apps
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from contextquery import queries, tokens
+from contextquery import queries, recording, tokens
+from contextquery.api.internal_views import MetaQueryView, OutputQueryView, PathQueryView
 from contextquery.models import ContextToken, Visit
+from contextquery.paths import ancestry_sort_orders
+from tests.contextquery.context_fixtures import CHAIN
 
 pytestmark = pytest.mark.django_db
 
@@ -53,32 +59,128 @@ def test_a_skipped_slide_still_slides_every_token_of_the_visit_within_a_second(f
         assert clock.now + ttl - tokens.TOUCH_GRANULARITY <= expires <= clock.now + ttl
 
 
-def test_authentication_reads_neither_the_visit_nor_the_run_json_payloads(flyback, issue):
+def test_authentication_is_one_select_that_reads_no_json_payload(flyback, issue):
     raw = issue(flyback.by["C2"])
     with CaptureQueriesContext(connection) as captured:
-        token = tokens.token_authenticate(raw=raw)
-        assert (token.visit.visit_uuid, token.run.run_id) == (flyback.by["C2"].visit_uuid, flyback.run.run_id)
-        assert token.run.graph == flyback.run.graph
-    assert len(captured.captured_queries) == 1
-    sql = captured.captured_queries[0]["sql"]
-    for column in ("input", "output", "registration", "completion"):
-        assert not re.search(rf'"contextquery_visit"\."{column}"', sql)
-
-
-def test_scope_rows_equal_what_the_orm_converts(branches):
-    run = branches.run
-    expected = [
-        (pk, str(uuid), node, order, parents, status, seq)
-        for pk, uuid, node, order, parents, status, seq in Visit.objects.filter(run=run).values_list(
-            "pk", "visit_uuid", "node_id", "sort_order", "parent_uuids", "status", "iter_seq"
-        )
-    ]
-    assert sorted(queries._scope_rows(run.pk)) == sorted(expected)
-    assert json.dumps(sorted(queries._scope_rows(run.pk))) == json.dumps(sorted(expected))
-
-
-def test_the_scope_query_reads_the_visit_table_alone(flyback):
-    with CaptureQueriesContext(connection) as captured:
-        queries._scope_rows(flyback.run.pk)
+        reader = queries.reader_authenticate(raw=raw)
+    assert (reader.visit_uuid, reader.run_id) == (str(flyback.by["C2"].visit_uuid), flyback.run.run_id)
     (query,) = captured.captured_queries
-    assert "contextquery_workflowrun" not in query["sql"] and "ORDER BY" not in query["sql"]
+    for column in ("input", "output", "registration", "completion", "meta_content", "graph"):
+        assert not re.search(rf'"{column}"', query["sql"]), column
+
+
+def _statements(captured) -> list[str]:
+    return [
+        q["sql"].split()[0].upper()
+        for q in captured.captured_queries
+        if not q["sql"].startswith(("SAVEPOINT", "RELEASE"))
+    ]
+
+
+@pytest.mark.parametrize(
+    ("endpoint", "body", "count"),
+    [
+        ("output", {"nodeId": "B"}, 4),
+        ("path", {}, 4),
+        ("meta", {"nodeId": "B", "kind": "ALL"}, 5),
+        ("meta", {"nodeId": "B", "kind": "THINKING"}, 4),
+    ],
+)
+def test_a_context_query_is_a_few_plain_statements(flyback, issue, ask, clock, endpoint, body, count):
+    raw = issue(flyback.by["C2"])
+    ask("output", raw, {"runId": flyback.run.run_id, "nodeId": "A"})  # slides now: the next query need not
+    with CaptureQueriesContext(connection) as captured:
+        assert ask(endpoint, raw, {"runId": flyback.run.run_id, **body}).status_code == 200
+    statements = _statements(captured)
+    # token SELECT, budget UPDATE, the answer's SELECT(s), audit INSERT
+    assert statements[:2] == ["SELECT", "UPDATE"] and statements[-1] == "INSERT"
+    assert len(statements) == count, captured.captured_queries
+
+
+def test_a_query_commits_once(flyback, issue, ask):
+    raw = issue(flyback.by["C2"])
+    with CaptureQueriesContext(connection) as captured:
+        assert ask("output", raw, {"runId": flyback.run.run_id, "nodeId": "B"}).status_code == 200
+    savepoints = [q["sql"] for q in captured.captured_queries if q["sql"].startswith("SAVEPOINT")]
+    assert len(savepoints) == 1  # one atomic block (a commit outside tests) around budget, answer and audit
+
+
+def _ancestors_walked(visits, visit) -> set[int]:
+    by_uuid = {str(v.visit_uuid): v for v in visits}
+    seen, stack = set(), [str(p) for p in visit.parent_uuids or ()]
+    while stack:
+        parent = by_uuid[stack.pop()]
+        if parent.sort_order not in seen:
+            seen.add(parent.sort_order)
+            stack.extend(str(p) for p in parent.parent_uuids or ())
+    return seen
+
+
+@pytest.mark.parametrize("fixture", ["flyback", "branches"])
+def test_a_visits_stored_ancestry_is_every_visit_its_parents_lead_back_to(request, fixture):
+    run = request.getfixturevalue(fixture).run
+    visits = list(Visit.objects.filter(run=run))
+    for visit in visits:
+        assert set(ancestry_sort_orders(bytes(visit.ancestry))) == _ancestors_walked(visits, visit), visit.node_id
+
+
+def test_the_lineage_migration_computes_what_registration_stores(flyback):
+    stored = {v.pk: (bytes(v.ancestry), v.hop_kinds) for v in Visit.objects.filter(run=flyback.run)}
+    Visit.objects.filter(run=flyback.run).update(ancestry=b"", hop_kinds=[])
+    type(flyback.run).objects.filter(pk=flyback.run.pk).update(visit_counter=len(stored))
+    migration = importlib.import_module("contextquery.migrations.0008_visit_lineage_and_meta")
+    migration.lineage_fill(django_apps, None)
+    again = {v.pk: (bytes(v.ancestry), v.hop_kinds) for v in Visit.objects.filter(run=flyback.run)}
+    assert again == stored
+
+
+def test_meta_kept_as_logs_arrive_equals_meta_read_from_every_log(record):
+    a = record(CHAIN).visit("A", complete=False)
+    batches = [
+        [{"seq": 3, "type": "TOOL_CALL", "message": "search", "detail": {"q": "x"}}],
+        [
+            {"seq": 1, "type": "THINKING", "message": "first"},
+            {"seq": 2, "type": "TODO_UPDATE", "detail": [{"text": "look", "status": "pending"}]},
+        ],
+        [{"seq": 4, "type": "TOOL_RESULT", "message": "search", "detail": {"hits": 2}}],
+        [{"seq": 5, "type": "THINKING", "message": "second"}],
+    ]
+    for batch in batches:
+        recording.logs_append(visit=a, logs=batch)
+    a.refresh_from_db()
+    logs = list(a.logs.order_by("seq").values("type", "message", "detail"))
+    assert a.meta_content == queries.meta_kept(logs)
+    assert a.meta_content["thinking"] == ["first", "second"]
+
+
+def test_every_body_key_is_a_serializer_field():
+    for endpoint, view in (("path", PathQueryView), ("output", OutputQueryView), ("meta", MetaQueryView)):
+        assert queries.BODY_KEYS[endpoint] == set(view.serializer_class().fields), endpoint
+
+
+_TEXT = st.one_of(
+    st.none(),
+    st.integers(-3, 70000),
+    st.booleans(),
+    st.text(max_size=6),
+    st.sampled_from(["r1", " r1", "B", "B ", "a.b", "x" * 201, "all", "thinking", "Todo", "NOPE", "." * 64]),
+    st.sampled_from(["550e8400-e29b-41d4-a716-446655440000", "550E8400-E29B-41D4-A716-446655440000", "550e8400"]),
+)
+_BODIES = st.dictionaries(
+    st.sampled_from(["runId", "nodeId", "field", "iterSeq", "maxBytes", "visitUuid", "kind", "other", "run_id"]),
+    _TEXT,
+    max_size=6,
+)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(body=_BODIES, endpoint=st.sampled_from(["path", "output", "meta"]))
+def test_the_fast_field_check_never_disagrees_with_the_serializer(endpoint, body):
+    fast = queries.fields_fast(endpoint, body)
+    if fast is None:
+        return
+    view = {"path": PathQueryView, "output": OutputQueryView, "meta": MetaQueryView}[endpoint]
+    serializer = view.serializer_class(data=body)
+    assert serializer.is_valid(), serializer.errors
+    expected = {key: serializer.validated_data.get(key) for key in queries.BODY_KEYS[endpoint]}
+    assert fast == {key: (str(v) if key == "visitUuid" and v is not None else v) for key, v in expected.items()}

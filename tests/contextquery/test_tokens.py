@@ -8,7 +8,7 @@ import pytest
 from django.core.management import call_command
 from django.test import override_settings
 
-from contextquery import tokens
+from contextquery import queries, tokens
 from contextquery.models import ContextToken
 from project.errors import Conflict, LimitReached, Unauthorized, Unavailable
 from tests.conftest import token_client
@@ -36,7 +36,7 @@ def url(visit, tail=""):
 
 def alive(token) -> bool:
     try:
-        tokens.token_authenticate(raw=token)
+        queries.reader_authenticate(raw=token)
     except Unauthorized:
         return False
     return True
@@ -264,7 +264,7 @@ def test_a_token_of_an_ended_visit_is_refused_even_before_revocation(running, is
     token = issue(running)
     type(running).objects.filter(pk=running.pk).update(status="SUCCESS")
     with pytest.raises(Unauthorized, match="ended"):
-        tokens.token_authenticate(raw=token)
+        queries.reader_authenticate(raw=token)
 
 
 # --- Purge.

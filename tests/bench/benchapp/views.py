@@ -25,7 +25,7 @@ class FloorQueryView(ContextQueryView):
     endpoint = "floor"
     serializer_class = bodies.ContextQuerySerializer
 
-    def answer(self, token, data) -> dict:
+    def answer(self, reader, data) -> dict:
         return {}
 
 

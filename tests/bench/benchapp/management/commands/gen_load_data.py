@@ -34,6 +34,7 @@ from django.db import connection, models, transaction
 from django.db.models import Max
 from django.utils import timezone
 
+from contextquery import paths, queries
 from contextquery.models import (
     ContextRead,
     ContextToken,
@@ -169,6 +170,8 @@ def _run_rows(writer: _Writer, ids: _Ids, rng: random.Random, *, visits: int, pr
     probe_logged = max(1, min(PROBE_LOGGED_SORT_ORDER, visits - 1))
     logged = {probe_logged} if probe else set(rng.sample(range(1, visits + 1), min(FILLER_LOGGED_VISITS, visits)))
     uuids, pks, node_of = [], [], {}
+    canvas = paths.Canvas(GRAPH)
+    ancestry, previous_node = b"", None
     for order in range(1, visits + 1):
         node_id = NODES[0] if order == 1 else rng.choice(NODES)
         iter_seqs[node_id] = iter_seqs.get(node_id, 0) + 1
@@ -187,6 +190,10 @@ def _run_rows(writer: _Writer, ids: _Ids, rng: random.Random, *, visits: int, pr
             iter_seq=iter_seqs[node_id],
             sort_order=order,
             parent_uuids=[previous] if previous else [],
+            hop_kinds=[paths.hop_kind(parent_node=previous_node, child_node=node_id, canvas=canvas)]
+            if previous
+            else [],
+            ancestry=ancestry,
             status=VisitStatus.RUNNING if running else VisitStatus.SUCCESS,
             input={"prompt": f"Work on {node_id}", "order": order},
             output=None if running else _output(node_id, order),
@@ -198,11 +205,14 @@ def _run_rows(writer: _Writer, ids: _Ids, rng: random.Random, *, visits: int, pr
             ended_at=None if running else at + timedelta(seconds=20),
         )
         if order in logged:
-            writer.rows[Visit][-1]["log_counter"] = _logs(writer, ids, pk, at, big=probe)
+            row = writer.rows[Visit][-1]
+            row["log_counter"], row["meta_content"] = _logs(writer, ids, pk, at, big=probe)
+            row["log_count"] = row["log_counter"]
         uuids.append(visit_uuid)
         pks.append(pk)
         node_of[visit_uuid] = node_id
-        previous = visit_uuid
+        previous, previous_node = visit_uuid, node_id
+        ancestry = paths.ancestry_of([(order, ancestry)])
     if not probe:
         for _ in range(FILLER_TOKENS):
             visit_pk = rng.choice(pks)
@@ -241,8 +251,9 @@ def _run_rows(writer: _Writer, ids: _Ids, rng: random.Random, *, visits: int, pr
     )
 
 
-def _logs(writer: _Writer, ids: _Ids, visit_pk: int, at, *, big: bool) -> int:
-    """Small logs, or about ``PROBE_LOG_BYTES`` of thinking, tool calls and todos. Returns the last seq."""
+def _logs(writer: _Writer, ids: _Ids, visit_pk: int, at, *, big: bool) -> tuple[int, dict]:
+    """Small logs, or about ``PROBE_LOG_BYTES`` of thinking, tool calls and todos.
+    Returns the last seq and the visit's kept meta content (as ``logs_append`` keeps it)."""
     thought = "Considering the sources and what the next step needs. " * 8  # ≈ 440 bytes
     kinds = [
         (LogType.THINKING, thought, None),
@@ -261,6 +272,7 @@ def _logs(writer: _Writer, ids: _Ids, visit_pk: int, at, *, big: bool) -> int:
     count = 0
     size = 0
     seq = 0
+    written = []
     while (big and size < PROBE_LOG_BYTES) or (not big and count < FILLER_LOGS_PER_VISIT):
         log_type, message, detail = kinds[seq % len(kinds)]
         seq += 1
@@ -276,7 +288,8 @@ def _logs(writer: _Writer, ids: _Ids, visit_pk: int, at, *, big: bool) -> int:
             message=message,
             detail=detail,
         )
-    return seq
+        written.append({"type": log_type, "message": message, "detail": detail})
+    return seq, queries.meta_kept(written)
 
 
 def load_data_write(*, runs: int, visits: int = 200, probe: bool = False, seed: int = 7, progress=None) -> Probe | None:
