@@ -250,6 +250,9 @@ X_FRAME_OPTIONS = "DENY"
 MAX_BODY_BYTES = env_int("MAX_BODY_BYTES", 5 * 1024 * 1024, minimum=1024)
 MAX_JSON_DEPTH = 64
 DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_BODY_BYTES
+# A refused body is read and thrown away up to this many bytes before the 413,
+# so a client still sending gets the answer rather than a reset connection.
+MAX_BODY_DISCARD_BYTES = env_int("MAX_BODY_DISCARD_BYTES", max(64 * 1024 * 1024, 4 * MAX_BODY_BYTES), minimum=0)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

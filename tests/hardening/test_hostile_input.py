@@ -16,6 +16,7 @@ import json
 import os
 import random
 import secrets
+import socket
 import string
 import time
 
@@ -124,6 +125,29 @@ def test_a_ten_megabyte_chunked_body_without_a_length_is_refused_with_413(shared
         yield b'"}'
 
     refuse_everywhere(shared_server, chunks, 413, expect_message="larger than the limit")
+
+
+@pytest.mark.parametrize("path", ["/api/hermes-error-patterns/detect", "/internal/context/output"])
+def test_a_client_still_sending_a_ten_megabyte_body_reads_the_413(shared_server, path):
+    # Sent in pieces over a raw socket, as a slow client does: a server that
+    # answered and closed before reading would reset the connection mid-send.
+    server, _db, creds = shared_server
+    host, port = server.url.removeprefix("http://").split(":")
+    head = (
+        f"POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+        f"Authorization: Token {creds['staffToken']}\r\nContent-Length: {TEN_MB}\r\nConnection: close\r\n\r\n"
+    )
+    with socket.create_connection((host, int(port)), timeout=30) as sock:
+        sock.sendall(head.encode())
+        piece = b"a" * 65536
+        for _ in range(TEN_MB // len(piece)):
+            sock.sendall(piece)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    status_line, _, rest = answer.partition(b"\r\n")
+    assert status_line.startswith(b"HTTP/1.1 413")
+    assert b'"code":413' in rest and b"larger than the limit" in rest
 
 
 def test_a_small_chunked_body_is_read_like_one_with_a_length(shared_server):
