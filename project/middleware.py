@@ -10,7 +10,6 @@ from django.http import HttpResponse
 
 from project.api import is_api_path, json_error
 
-
 #: Bytes read at a time when a refused body is discarded.
 _DISCARD_CHUNK = 256 * 1024
 

@@ -122,6 +122,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "project.proxies.TrustedProxyMiddleware",
     "project.middleware.BodySizeLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -221,6 +222,8 @@ AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_CALLABLE = "project.pages.login_locked_out"
 AXES_VERBOSE = False
+# The client address is settled once, by project.proxies (never from a header a caller sets).
+AXES_CLIENT_IP_CALLABLE = "project.proxies.request_client_address"
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "login"
@@ -341,6 +344,16 @@ try:
     ]
 except ValueError as exc:
     raise ImproperlyConfigured(f"{_CQ_PREFIX}ALLOWED_CLIENTS has an invalid address or network: {exc}") from None
+
+# --- Behind a reverse proxy (docs/deploy.md): peers whose X-Real-IP header
+# names the client. Empty (the default): no header is trusted.
+HERMES_OPS_TRUSTED_PROXIES = env_list("HERMES_OPS_TRUSTED_PROXIES", [])
+try:
+    HERMES_OPS_TRUSTED_PROXY_NETWORKS = [
+        ipaddress.ip_network(item, strict=False) for item in HERMES_OPS_TRUSTED_PROXIES
+    ]
+except ValueError as exc:
+    raise ImproperlyConfigured(f"HERMES_OPS_TRUSTED_PROXIES has an invalid address or network: {exc}") from None
 
 # --- Overview, live runs, metrics (SPEC §8).
 # A RUNNING run with no sign of life for this long (and no tool call waiting
