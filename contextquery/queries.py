@@ -45,8 +45,10 @@ parse and validation errors — all turned into the envelope here.
 from __future__ import annotations
 
 import json
+import threading
 import time
 import uuid
+from collections import OrderedDict
 from contextlib import nullcontext
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
@@ -61,7 +63,7 @@ from django.utils.translation import gettext as _
 from contextquery import paths, tokens
 from contextquery.client.wire import MAX_MAX_BYTES, META_KINDS, MIN_MAX_BYTES
 from contextquery.models import LogType
-from contextquery.truncation import fit_json
+from contextquery.truncation import Fitted, fit_json
 from project.api import envelope_bytes, error_parts, parse_json_bytes
 from project.errors import Forbidden, Invalid, LimitReached, NotFound, Unauthorized, Unavailable
 from project.networks import address_allowed
@@ -100,7 +102,7 @@ WHERE "id" = %s AND "query_count" < %s
 #: The newest visit of a node registered before the reader (one row through
 #: the (run, node_id, iter_seq) index), with the column the answer needs.
 _LATEST_SQL = """
-SELECT "id", "visit_uuid", "iter_seq", "sort_order", "node_id", "status", {column}
+SELECT "id", "visit_uuid", "iter_seq", "sort_order", "node_id", "status", {column}, "log_count"
 FROM "contextquery_visit"
 WHERE "run_id" = %s AND "node_id" = %s AND "sort_order" < %s{and_iter_seq}
 ORDER BY "iter_seq" DESC LIMIT 1
@@ -108,7 +110,7 @@ ORDER BY "iter_seq" DESC LIMIT 1
 
 #: Every visit of a node registered before the reader, newest first, light columns.
 _CANDIDATES_SQL = """
-SELECT "id", "visit_uuid", "iter_seq", "sort_order", "node_id", "status", NULL
+SELECT "id", "visit_uuid", "iter_seq", "sort_order", "node_id", "status", NULL, "log_count"
 FROM "contextquery_visit"
 WHERE "run_id" = %s AND "node_id" = %s AND "sort_order" < %s
 ORDER BY "iter_seq" DESC
@@ -117,7 +119,7 @@ ORDER BY "iter_seq" DESC
 _BY_ID_SQL = 'SELECT {column} FROM "contextquery_visit" WHERE "id" = %s'
 
 _BY_UUID_SQL = """
-SELECT "id", "visit_uuid", "iter_seq", "sort_order", "node_id", "status", "meta_content", "run_id"
+SELECT "id", "visit_uuid", "iter_seq", "sort_order", "node_id", "status", "meta_content", "log_count", "run_id"
 FROM "contextquery_visit" WHERE "visit_uuid" = %s
 """
 
@@ -512,7 +514,8 @@ def _not_a_predecessor(what: str) -> NotFound:
 @dataclass(frozen=True)
 class Target:
     """The predecessor visit a query reads: ``pk``, ``visit_uuid`` text,
-    ``iter_seq``, ``node_id``, ``status`` and the requested ``column`` value."""
+    ``iter_seq``, ``node_id``, ``status``, the requested ``column`` value and
+    ``log_count`` (its logs only grow, so the count versions them)."""
 
     pk: int
     visit_uuid: str
@@ -520,6 +523,7 @@ class Target:
     node_id: str
     status: str
     column: object
+    log_count: int
 
 
 def _target_of_node(reader: Reader, *, node_id: str, iter_seq: int | None, column: str) -> Target:
@@ -541,7 +545,7 @@ def _target_of_node(reader: Reader, *, node_id: str, iter_seq: int | None, colum
     if row is not None and not reader.may_read(row[3]) and iter_seq is None:
         row = next((r for r in _rows(_CANDIDATES_SQL, params) if reader.may_read(r[3])), None)
         if row is not None:
-            row = (*row[:6], _rows(_BY_ID_SQL.format(column=column), (row[0],))[0][0])
+            row = (*row[:6], _rows(_BY_ID_SQL.format(column=column), (row[0],))[0][0], row[7])
     if row is None or not reader.may_read(row[3]):
         label = (
             _("Node '%(node)s'") % {"node": node_id}
@@ -549,16 +553,16 @@ def _target_of_node(reader: Reader, *, node_id: str, iter_seq: int | None, colum
             else _("Visit %(iter)d of node '%(node)s'") % {"iter": iter_seq, "node": node_id}
         )
         raise _not_a_predecessor(label)
-    return Target(row[0], _uuid_text(row[1]), row[2], row[4], row[5], row[6])
+    return Target(row[0], _uuid_text(row[1]), row[2], row[4], row[5], row[6], row[7] or 0)
 
 
 def _target_of_uuid(reader: Reader, visit_uuid: str) -> Target:
     """The visit ``visit_uuid`` when the reader may read it, with ``meta_content``. Raises ``NotFound``."""
     found = _rows(_BY_UUID_SQL, (_db_uuid(visit_uuid),)) if reader.ancestry else []
-    if not found or found[0][7] != reader.run_pk or not reader.may_read(found[0][3]):
+    if not found or found[0][8] != reader.run_pk or not reader.may_read(found[0][3]):
         raise _not_a_predecessor(_("Visit %(visit)s") % {"visit": visit_uuid})
     row = found[0]
-    return Target(row[0], _uuid_text(row[1]), row[2], row[4], row[5], row[6])
+    return Target(row[0], _uuid_text(row[1]), row[2], row[4], row[5], row[6], row[7] or 0)
 
 
 # --------------------------------------------------------------------------- path
@@ -568,7 +572,39 @@ def path_query(*, reader: Reader) -> dict:
     """The §4.2 predecessor path graph of the reader's visit, in the wire shape
     ``{visitUuids, nodeIds, paths[{sequence, visitUuids, hasBacktrack, truncated}],
     backtrackEdgeKeys, truncated}``; bounded by ``MAX_PATHS`` and ``MAX_PATH_DEPTH``.
-    Reads the ancestors' rows only (their stored hop kinds stand in for the canvas)."""
+    Reads the ancestors' rows only (their stored hop kinds stand in for the canvas).
+
+    A visit's ancestors and their links never change once it is registered, so
+    the graph is made once per process and visit (:data:`_PATHS_MADE`).
+    """
+    cfg = tokens.config()
+    key = (reader.visit_uuid, cfg["MAX_PATHS"], cfg["MAX_PATH_DEPTH"])
+    with _MADE_LOCK:
+        found = _PATHS_MADE.get(key)
+        if found is not None:
+            _PATHS_MADE.move_to_end(key)
+            return found
+    made = _path_graph_read(reader, max_paths=cfg["MAX_PATHS"], max_depth=cfg["MAX_PATH_DEPTH"])
+    _remember(_PATHS_MADE, key, made)
+    return made
+
+
+#: Path graphs made by this process: ``(visit_uuid, MAX_PATHS, MAX_PATH_DEPTH)`` → answer.
+_PATHS_MADE: OrderedDict = OrderedDict()
+#: How many answers each of the per-process memories keeps (least recently used go first).
+_MADE_SIZE = 128
+_MADE_LOCK = threading.Lock()
+
+
+def _remember(memory: OrderedDict, key, value) -> None:
+    with _MADE_LOCK:
+        memory[key] = value
+        while len(memory) > _MADE_SIZE:
+            memory.popitem(last=False)
+
+
+def _path_graph_read(reader: Reader, *, max_paths: int, max_depth: int) -> dict:
+    """:func:`path_query`'s answer made from the database."""
     rows = [(reader.visit_uuid, reader.node_id, reader.sort_order, reader.parent_uuids, reader.hop_kinds)]
     if reader.ancestry:
         rows += [r for r in _rows(_ANCESTORS_SQL, (reader.run_pk, reader.sort_order)) if reader.may_read(r[2])]
@@ -585,10 +621,7 @@ def path_query(*, reader: Reader) -> dict:
             parent_uuids=tuple(links),
             parent_kinds=tuple(hops),
         )
-    cfg = tokens.config()
-    graph = paths.path_graph(
-        visit_uuid=reader.visit_uuid, visits=visits, max_paths=cfg["MAX_PATHS"], max_depth=cfg["MAX_PATH_DEPTH"]
-    )
+    graph = paths.path_graph(visit_uuid=reader.visit_uuid, visits=visits, max_paths=max_paths, max_depth=max_depth)
     return graph.as_dict()
 
 
@@ -812,16 +845,37 @@ def meta_query(
         target = _target_of_uuid(reader, str(visit_uuid))
     else:
         target = _target_of_node(reader, node_id=node_id, iter_seq=iter_seq, column='"meta_content"')
-    kept = None if kind == KIND_ALL else _json(target.column)
-    logs = _logs_read(target.pk, _KIND_LOG_TYPES.get(kind, ())) if kept is None else []
-    content = meta_content(logs, kind, kept=kept)
-    fitted = fit_json(content, max_bytes or tokens.config()["MAX_BYTES"])
+    keys, fitted = _meta_fitted(target, kind, max_bytes or tokens.config()["MAX_BYTES"])
     cut = fitted.value if isinstance(fitted.value, dict) else {}
     return {
         "nodeId": target.node_id,
         "iterSeq": target.iter_seq,
         "visitUuid": target.visit_uuid,
-        **{key: cut.get(key) for key in content},
+        **{key: cut.get(key) for key in keys},
         "truncated": fitted.truncated,
         "originalBytes": fitted.original_bytes,
     }
+
+
+#: Fitted meta answers made by this process: ``(visit_uuid, log_count, kind, max_bytes)`` →
+#: ``(keys, Fitted)``. A visit's logs are only ever added, so its log count
+#: versions the content exactly; an entry is never stale, only evicted.
+_META_FITTED: OrderedDict = OrderedDict()
+
+
+def _meta_fitted(target: Target, kind: str, max_bytes: int) -> tuple[tuple[str, ...], Fitted]:
+    """The meta content of ``target`` for ``kind`` cut to ``max_bytes``, from
+    :data:`_META_FITTED` when this process made it before (cutting 50 KB of
+    logs to a budget is the costly part of a meta query)."""
+    key = (target.visit_uuid, target.log_count, kind, max_bytes)
+    with _MADE_LOCK:
+        found = _META_FITTED.get(key)
+        if found is not None:
+            _META_FITTED.move_to_end(key)
+            return found
+    kept = None if kind == KIND_ALL else _json(target.column)
+    logs = _logs_read(target.pk, _KIND_LOG_TYPES.get(kind, ())) if kept is None else []
+    content = meta_content(logs, kind, kept=kept)
+    made = (tuple(content), fit_json(content, max_bytes))
+    _remember(_META_FITTED, key, made)
+    return made

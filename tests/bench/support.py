@@ -93,11 +93,14 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def bench_server() -> int:
-    """Start gunicorn (2 sync workers) against :func:`bench_database` once per
-    process and return its port; stopped at exit."""
-    if "port" in _state:
-        return _state["port"]
+def bench_server(instance: int = 0) -> int:
+    """Start gunicorn instance number ``instance`` (2 sync workers) against
+    :func:`bench_database` once per process and return its port; every
+    instance shares the database, as instances behind a load balancer do.
+    Stopped at exit."""
+    ports = _state.setdefault("ports", {})
+    if instance in ports:
+        return ports[instance]
     env = {**os.environ, **bench_database(), **SERVER_ENV}
     port = free_port()
     gunicorn = Path(sys.executable).with_name("gunicorn")
@@ -118,7 +121,7 @@ def bench_server() -> int:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
-    _state["process"] = process
+    _state.setdefault("processes", []).append(process)
     deadline = time.monotonic() + 60
     while True:
         try:
@@ -130,14 +133,15 @@ def bench_server() -> int:
         if process.poll() is not None or time.monotonic() > deadline:
             raise RuntimeError(f"gunicorn did not start: {process.stderr.read().decode(errors='replace')[-2000:]}")
         time.sleep(0.2)
-    _state["port"] = port
+    ports[instance] = port
     return port
 
 
 def server_stop() -> None:
-    process = _state.pop("process", None)
-    _state.pop("port", None)
-    if process is not None and process.poll() is None:
+    _state.pop("ports", None)
+    for process in _state.pop("processes", []):
+        if process.poll() is not None:
+            continue
         process.terminate()
         try:
             process.wait(timeout=20)
@@ -195,8 +199,12 @@ class Client:
         self.connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
         self.headers = {"Content-Type": "application/json", **(headers or {})}
 
-    def post(self, path: str, body: bytes) -> tuple[int, bytes]:
-        self.connection.request("POST", path, body, self.headers)
+    def post(self, path: str, body: bytes | None) -> tuple[int, bytes]:
+        """POST ``body`` to ``path`` (a GET when ``body`` is None)."""
+        if body is None:
+            self.connection.request("GET", path, headers=self.headers)
+        else:
+            self.connection.request("POST", path, body, self.headers)
         response = self.connection.getresponse()
         data = response.read()
         if response.will_close:
@@ -236,15 +244,19 @@ def latencies(
     return samples
 
 
-def throughput(port: int, headers: dict, path: str, body: bytes, *, threads: int = 8, seconds: float = 2.0) -> float:
-    """Requests per second with ``threads`` clients sending back to back for ``seconds``."""
+def throughput(
+    port: int | list[int], headers: dict, path: str, body: bytes | None, *, threads: int = 8, seconds: float = 2.0
+) -> float:
+    """Requests per second with ``threads`` clients sending back to back for
+    ``seconds``; with several ports the clients are spread over them in turn."""
+    ports = port if isinstance(port, list) else [port]
     counts = [0] * threads
     errors: list[BaseException] = []
     start = threading.Barrier(threads + 1)
     stop_at: list[float] = []
 
     def worker(index):
-        client = Client(port, headers)
+        client = Client(ports[index % len(ports)], headers)
         start.wait()
         try:
             while time.perf_counter() < stop_at[0]:
