@@ -223,7 +223,9 @@ def run_finish(*, run: WorkflowRun, status: str) -> tuple[WorkflowRun, int]:
 
     Visits still RUNNING become CANCELLED and the run's live tokens are
     revoked. Finishing again with the same status answers the stored run;
-    another status raises Conflict. Raises Invalid for a bad status.
+    another status raises Conflict. SUCCESS after a completion that answered
+    ``runAction: abort`` raises Conflict naming that visit, unless a later
+    visit of its node succeeded (a retry). Raises Invalid for a bad status.
     """
     if status not in FINISH_STATUSES:
         raise Invalid.field("status", _one_of(FINISH_STATUSES, status))
@@ -236,6 +238,22 @@ def run_finish(*, run: WorkflowRun, status: str) -> tuple[WorkflowRun, int]:
                 _("Run '%(run)s' already finished with status %(status)s; it cannot become %(new)s.")
                 % {"run": run.run_id, "status": run.status, "new": status}
             )
+        if status == RunStatus.SUCCESS:
+            aborted = _visit_aborted_unretried(run)
+            if aborted is not None:
+                raise Conflict(
+                    _(
+                        "Run '%(run)s' cannot finish as SUCCESS: visit %(visit)s (node '%(node)s', iterSeq "
+                        "%(iter)d) failed with runAction abort and no later visit of that node succeeded. "
+                        "Finish it as FAILED or CANCELLED, or retry the node."
+                    )
+                    % {
+                        "run": run.run_id,
+                        "visit": aborted.visit_uuid,
+                        "node": aborted.node_id,
+                        "iter": aborted.iter_seq,
+                    }
+                )
         now = timezone.now()
         cancelled = Visit.objects.filter(run=run, status=VisitStatus.RUNNING).update(
             status=VisitStatus.CANCELLED, ended_at=now
@@ -245,6 +263,21 @@ def run_finish(*, run: WorkflowRun, status: str) -> tuple[WorkflowRun, int]:
         run.save(update_fields=["status", "finished_at"])
     tokens.tokens_revoke_for_run(run=run)
     return run, cancelled
+
+
+def _visit_aborted_unretried(run: WorkflowRun) -> Visit | None:
+    """The run's first visit whose completion answered ``runAction: abort`` and
+    that no later visit of the same node made good by succeeding (SPEC §4.3)."""
+    retried = Visit.objects.filter(
+        run=run, node_id=OuterRef("node_id"), sort_order__gt=OuterRef("sort_order"), status=VisitStatus.SUCCESS
+    )
+    return (
+        Visit.objects.filter(run=run, run_action="abort")
+        .filter(~Exists(retried))
+        .only("visit_uuid", "node_id", "iter_seq")
+        .order_by("sort_order")
+        .first()
+    )
 
 
 @dataclass(frozen=True)

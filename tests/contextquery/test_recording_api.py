@@ -477,3 +477,40 @@ def test_the_schema_documents_every_recording_operation(staff_client):
     } <= ops
     register_op = schema["paths"]["/api/runs/{run_id}/visits/"]["post"]
     assert {"201", "200", "409", "422"} <= set(register_op["responses"])
+
+
+# --------------------------------------------------------------------------- finish after an abort
+
+
+def _visit_failed_with_abort(engine_client, run_id, node_id="A"):
+    visit = register(engine_client, run_id, {"nodeId": node_id})
+    url = f"/api/runs/{run_id}/visits/{visit['visitUuid']}/complete"
+    verdict = envelope(post(engine_client, url, {"status": "SUCCESS", "finalText": RATE_LIMIT_REPLY}), 200)
+    assert (verdict["effectiveStatus"], verdict["runAction"]) == ("FAILED", "abort")
+    return visit
+
+
+def test_a_run_whose_completion_answered_abort_cannot_finish_as_success(engine_client, run_id):
+    failed = _visit_failed_with_abort(engine_client, run_id)
+    response = post(engine_client, f"/api/runs/{run_id}/finish", {"status": "SUCCESS"})
+    envelope(response, 409)
+    assert failed["visitUuid"] in response.json()["message"] and "node 'A'" in response.json()["message"]
+    assert WorkflowRun.objects.get(run_id=run_id).status == "RUNNING"
+
+
+@pytest.mark.parametrize("status", ["FAILED", "CANCELLED"])
+def test_a_run_whose_completion_answered_abort_may_finish_as_failed_or_cancelled(engine_client, run_id, status):
+    _visit_failed_with_abort(engine_client, run_id)
+    assert envelope(post(engine_client, f"/api/runs/{run_id}/finish", {"status": status}), 200)["status"] == status
+
+
+def test_a_retried_node_that_succeeded_lets_the_run_finish_as_success(engine_client, run_id):
+    failed = _visit_failed_with_abort(engine_client, run_id)
+    retry = register(engine_client, run_id, {"nodeId": "A", "fromVisitUuids": []})
+    assert retry["iterSeq"] == 2
+    done = {"status": "SUCCESS", "output": {"status": 200, "message": "ok", "data": {}}}
+    envelope(post(engine_client, f"/api/runs/{run_id}/visits/{retry['visitUuid']}/complete", done), 200)
+    assert (
+        envelope(post(engine_client, f"/api/runs/{run_id}/finish", {"status": "SUCCESS"}), 200)["status"] == "SUCCESS"
+    )
+    assert failed["visitUuid"] != retry["visitUuid"]
