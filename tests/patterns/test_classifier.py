@@ -5,7 +5,7 @@ import json
 import pytest
 from sklearn.feature_extraction.text import TfidfVectorizer
 
-from patterns.classifier import ModelVerdict, char_wb_ngrams, model_judge, model_text
+from patterns.classifier import ModelVerdict, _features, _prepare, char_wb_ngrams, model_judge, model_text
 from patterns.corpus import corpus_rows_load, extra_rows_load
 from patterns.detector import DEFAULT_WEIGHTS_PATH, default_weights_load
 from patterns.training import (
@@ -35,6 +35,21 @@ def test_the_pure_n_grams_are_scikit_learns_char_wb_n_grams():
     analyzer = TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 5), lowercase=True).build_analyzer()
     for text in ["Error code: 429 -  {'error':\n\t'Rate'}", "当前分组上游负载已饱和，请稍后再试", "a b", ""]:
         assert char_wb_ngrams(text) == analyzer(text)
+
+
+def test_the_hashed_features_are_scikit_learns_tf_idf_row(fitted, weights):
+    vectorizer = fitted[0]
+    for text in [
+        LONG_REPLY,
+        "Error code: 429 - {'error': {'message': '当前分组上游负载已饱和，请稍后再试'}}",
+        "a",
+        "  ",
+    ]:
+        indices, values = _features(_prepare(weights), text)
+        row = vectorizer.transform([model_text(text)]).tocsr()
+        order = row.indices.argsort()
+        assert list(indices) == list(row.indices[order])
+        assert max(abs(values - row.data[order]), default=0) < 1e-6
 
 
 def test_model_judge_reproduces_scikit_learns_probability_to_a_millionth(fitted, weights):
