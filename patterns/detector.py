@@ -32,6 +32,7 @@ class StoredModel:
     """The weights of one stored model, its id, version label and stored threshold."""
 
     id: int
+    created: object
     version: str
     weights: dict
     threshold: float
@@ -42,21 +43,26 @@ _cached: StoredModel | None = None
 
 
 def current_model() -> StoredModel | None:
-    """The newest stored model (None when none is stored); reloads only when a newer row exists."""
+    """The newest stored model (None when none is stored); reloads only when the newest row's
+    id or creation time differs from the one loaded (one small query per call)."""
     global _cached
-    newest = DetectorModel.objects.order_by("-id").values_list("id", flat=True).first()
+    newest = DetectorModel.objects.order_by("-id").values_list("id", "created").first()
     if newest is None:
         return None
     cached = _cached
-    if cached is not None and cached.id == newest:
+    if cached is not None and (cached.id, cached.created) == newest:
         return cached
     with _lock:
-        if _cached is not None and _cached.id == newest:
+        if _cached is not None and (_cached.id, _cached.created) == newest:
             return _cached
-        row = DetectorModel.objects.filter(pk=newest).values("id", "version", "weights", "threshold").first()
+        row = (
+            DetectorModel.objects.filter(pk=newest[0])
+            .values("id", "created", "version", "weights", "threshold")
+            .first()
+        )
         if row is None:  # deleted meanwhile
             return None
-        _cached = StoredModel(id=row["id"], version=row["version"], weights=row["weights"], threshold=row["threshold"])
+        _cached = StoredModel(**row)
         return _cached
 
 

@@ -116,8 +116,8 @@ def reply_mark_false_positive(*, subject: uuid.UUID | str, user, note: str = "")
         if not (row.failed_by_pattern or row.failed_by_model):
             raise Conflict(
                 _(
-                    "Visit %(visit)s was not failed by an error pattern or the detection model; only their "
-                    "verdicts can be marked as false positives."
+                    "Visit %(visit)s was not failed by an error pattern or the detection model; only a pattern's "
+                    "or the model's verdict can be marked as a false positive."
                 )
                 % {"visit": subject}
             )
