@@ -19,7 +19,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from patterns.classifier import ModelVerdict
-from patterns.detector import model_detect, model_score
+from patterns.detector import model_judged
 from patterns.matching import Detection, Matcher, compile_patterns, verdict_json
 from patterns.models import Category, HermesErrorPattern, PatternSetVersion
 
@@ -147,11 +147,10 @@ def reply_detect(text: str | None) -> ReplyDetection:
     if not text or not text.strip():
         return ReplyDetection(matched_by="blank")
     found = detect(text)
-    scored = model_score(text)
+    scored, verdict = model_judged(text)
     score = scored.probability if scored is not None else None
     if found is not None:
         return ReplyDetection(matched_by="pattern", detection=found, model_score=score)
-    verdict = model_detect(text)
     if verdict is not None:
         return ReplyDetection(matched_by="model", model=verdict, model_score=score)
     return ReplyDetection(matched_by=None, model_score=score)

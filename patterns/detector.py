@@ -72,27 +72,38 @@ def model_threshold(model: StoredModel) -> float:
     return model.threshold if configured is None else configured
 
 
+def _judged(text: str | None) -> tuple[StoredModel | None, ModelVerdict | None]:
+    if not settings.HERMES_DETECTION_MODEL or not text or not text.strip():
+        return None, None
+    model = current_model()
+    return (model, None) if model is None else (model, model_judge(model.weights, text))
+
+
 def model_score(text: str | None) -> ModelVerdict | None:
     """The model's verdict on ``text`` whatever the threshold; None when switched off, no model
     is stored, or the text is blank."""
-    if not settings.HERMES_DETECTION_MODEL or not text or not text.strip():
-        return None
-    model = current_model()
-    if model is None:
-        return None
-    return model_judge(model.weights, text)
+    return _judged(text)[1]
 
 
 def model_detect(text: str | None) -> ModelVerdict | None:
     """The model's verdict when it says ``text`` is a failed LLM call (probability at or above
     the threshold in force), else None. Call it only when no pattern matched (SPEC §3.3a)."""
-    verdict = model_score(text)
-    if verdict is None:
-        return None
-    model = current_model()
-    if model is None or verdict.probability < model_threshold(model):
+    model, verdict = _judged(text)
+    return verdict_above_threshold(model, verdict)
+
+
+def verdict_above_threshold(model: StoredModel | None, verdict: ModelVerdict | None) -> ModelVerdict | None:
+    """``verdict`` when it reaches the threshold in force for ``model``, else None."""
+    if model is None or verdict is None or verdict.probability < model_threshold(model):
         return None
     return verdict
+
+
+def model_judged(text: str | None) -> tuple[ModelVerdict | None, ModelVerdict | None]:
+    """``(score, detection)``: the verdict whatever the threshold, and the same verdict when it
+    reaches the threshold (else None) — one model lookup for both."""
+    model, verdict = _judged(text)
+    return verdict, verdict_above_threshold(model, verdict)
 
 
 def detector_store(*, weights: dict, note: str = "", using: str = "default") -> DetectorModel:
