@@ -8,6 +8,8 @@ status, structured signals first and patterns as the fallback:
 3. the engine reports FAILED (or SKIPPED) → so it is;
 4. SUCCESS whose output envelope says 400 → FAILED;
 5. SUCCESS whose reply matches an enabled error pattern → FAILED;
+5a. SUCCESS whose reply the detection model calls a failed LLM call
+    (SPEC §3.3a) → FAILED with the model's category;
 6. SUCCESS with a blank reply → FAILED, ``incomplete``.
 
 Every judged reply is handed to :func:`patterns.marks.reply_judged`, so the
@@ -27,6 +29,7 @@ from contextquery.canvas import canvas_node
 from contextquery.models import Visit, VisitStatus
 from patterns import marks
 from patterns.detection import count_hit, detect
+from patterns.detector import model_detect, model_score
 from patterns.matching import Detection
 from patterns.models import RETRYABLE_CATEGORIES, Category, JudgedReply
 from project.errors import Conflict, Invalid
@@ -78,6 +81,7 @@ class _Judgement:
     retryable: bool | None = None
     detection: Detection | None = None
     decided_by: str = DecidedBy.PASSED
+    model_score: float | None = None
 
 
 def visit_complete(
@@ -163,6 +167,7 @@ def visit_complete(
                 category=judged.category,
                 subject_url=locked.get_absolute_url(),
                 label=visit_label(locked),
+                model_score=_model_score(judged, final_text),
             )
     tokens.tokens_revoke_for_visit(visit=locked)
     return visit_verdict(visit=locked)
@@ -197,6 +202,14 @@ def visit_verdict(*, visit: Visit) -> dict:
         "retryable": visit.retryable,
         "runAction": visit.run_action or None,
     }
+
+
+def _model_score(judged: _Judgement, final_text: str) -> float | None:
+    """The model's probability for the reply (kept with the judged reply for ops to see)."""
+    if judged.model_score is not None:
+        return judged.model_score
+    verdict = model_score(final_text)
+    return None if verdict is None else verdict.probability
 
 
 def _detect(text: str | None) -> Detection | None:
@@ -287,6 +300,21 @@ def _judge(visit, status, output, final_text, error, agent: AgentResult | None) 
             det,
             DecidedBy.PATTERN,
         )
+    # 5a. SUCCESS whose reply the detection model calls a failed LLM call (SPEC §3.3a).
+    verdict = model_detect(final_text) if final_text and final_text.strip() else None
+    if verdict is not None:
+        quote = final_text[:REASON_QUOTE_CHARS]
+        reason = f'The agent reply looks like a failed LLM call (model score {verdict.probability:.2f}): "{quote}"'
+        judged = _Judgement(
+            VisitStatus.FAILED,
+            _failure_envelope(reason, output, final_text),
+            reason,
+            verdict.category,
+            verdict.retryable,
+            decided_by=DecidedBy.MODEL,
+        )
+        judged.model_score = verdict.probability
+        return judged
     # 6. SUCCESS with a blank reply.
     if final_text is not None and not final_text.strip():
         reason = "empty agent reply"

@@ -17,4 +17,7 @@ urlpatterns = [
     path(
         "<str:run_id>/visits/<str:visit_uuid>/false-positive/", views.visit_false_positive, name="visit-false-positive"
     ),
+    path(
+        "<str:run_id>/visits/<str:visit_uuid>/missed-failure/", views.visit_missed_failure, name="visit-missed-failure"
+    ),
 ]

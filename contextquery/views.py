@@ -50,7 +50,7 @@ from contextquery.models import (
 from contextquery.paths import visit_node_of
 from patterns import marks
 from patterns.matching import compile_patterns
-from patterns.models import HermesErrorPattern
+from patterns.models import Category, HermesErrorPattern
 from project.api import envelope
 from project.errors import Conflict, Forbidden, Invalid, NotFound
 from project.pages import staff_page
@@ -449,6 +449,7 @@ def visit_detail(request, run_id, visit_uuid):
             "business_calls": business_calls,
             "judged": marks.reply_get(subject=visit.visit_uuid),
             "note_max": marks.NOTE_MAX_CHARS,
+            "categories": Category.choices,
             "inline_chars": INLINE_CHARS,
             "admin_url": reverse("admin:contextquery_visit_change", args=[visit.pk]),
             "seen_ago": age_text(visit.last_seen_at, now=now),
@@ -510,6 +511,34 @@ def visit_output_raw(request, run_id, visit_uuid):
     )
     response["X-Content-Type-Options"] = "nosniff"
     return response
+
+
+@staff_required
+@require_POST
+def visit_missed_failure(request, run_id, visit_uuid):
+    """Mark (``action=mark`` with a ``note`` and a ``category``) or unmark a reply that passed as
+    a missed failure (SPEC §3.3a)."""
+    run = _run_or_404(run_id)
+    visit = _visit_or_404(run, visit_uuid)
+    try:
+        if request.POST.get("action") == "unmark":
+            marks.reply_unmark_false_positive(subject=visit.visit_uuid, user=request.user)
+            messages.success(request, _("The missed-failure mark was removed."))
+        else:
+            marks.reply_mark_missed_failure(
+                subject=visit.visit_uuid,
+                user=request.user,
+                note=request.POST.get("note", ""),
+                category=request.POST.get("category", ""),
+            )
+            messages.success(request, _("Marked as a missed failure; train_detector will learn from it."))
+    except (Invalid, Conflict, Forbidden, NotFound) as error:
+        if isinstance(error, Forbidden):
+            raise PermissionDenied(error.message) from None
+        texts = [t for group in (error.errors or {}).values() for t in group] or [error.message]
+        for text in texts:
+            messages.error(request, text)
+    return redirect(reverse("contextquery:visit", args=[run.run_id, visit.visit_uuid]) + "#verdict")
 
 
 @staff_required
@@ -601,6 +630,7 @@ __all__ = [
     "shown_text",
     "visit_detail",
     "visit_false_positive",
+    "visit_missed_failure",
     "visit_list",
     "visit_live",
     "visit_output_raw",

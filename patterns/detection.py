@@ -4,20 +4,24 @@
 once per change of the set (:mod:`patterns.matching`) and the matcher is
 reused until the version row says the set changed again, in any worker
 process. :func:`count_hit` records a hit without counting as a change;
-:func:`patterns_changed` marks a change.
+:func:`patterns_changed` marks a change. :func:`reply_detect` adds the learned
+second signal (SPEC §3.3a): the model judges what no pattern matched.
 """
 
 from __future__ import annotations
 
 import secrets
 import threading
+from dataclasses import dataclass
 
 from django.conf import settings
 from django.db.models import F
 from django.utils import timezone
 
-from patterns.matching import Detection, Matcher, compile_patterns
-from patterns.models import HermesErrorPattern, PatternSetVersion
+from patterns.classifier import ModelVerdict
+from patterns.detector import model_judged
+from patterns.matching import Detection, Matcher, compile_patterns, verdict_json
+from patterns.models import Category, HermesErrorPattern, PatternSetVersion
 
 _cache_lock = threading.Lock()
 _cached: tuple[int | None, Matcher | None] = (None, None)
@@ -102,3 +106,66 @@ def on_pattern_saved_or_deleted(sender, instance=None, using="default", **kwargs
     if update_fields and set(update_fields) <= {"hit_count", "last_hit_at"}:
         return
     patterns_changed(using=using)
+
+
+@dataclass(frozen=True)
+class ReplyDetection:
+    """A reply judged by both signals (SPEC §3.3, §3.3a): ``matched_by`` is ``pattern`` (the
+    ``detection`` decided), ``model`` (no pattern matched, the model's probability reached the
+    threshold), ``blank`` (an empty reply) or None (no error). ``model_score`` is the model's
+    probability whenever the model is on and the reply is not blank (None otherwise)."""
+
+    matched_by: str | None
+    detection: Detection | None = None
+    model: ModelVerdict | None = None
+    model_score: float | None = None
+
+    @property
+    def is_error(self) -> bool:
+        return self.matched_by is not None
+
+    @property
+    def category(self) -> str | None:
+        if self.matched_by == "pattern":
+            return self.detection.category
+        if self.matched_by == "model":
+            return self.model.category
+        return Category.INCOMPLETE if self.matched_by == "blank" else None
+
+    @property
+    def retryable(self) -> bool | None:
+        if self.matched_by == "pattern":
+            return bool(self.detection.retryable)
+        if self.matched_by == "model":
+            return self.model.retryable
+        return False if self.matched_by == "blank" else None
+
+
+def reply_detect(text: str | None) -> ReplyDetection:
+    """Judge a reply with the patterns first and the model on what no pattern matched
+    (SPEC §3.3a); a blank reply is an error (``incomplete``). Counts no hit."""
+    if not text or not text.strip():
+        return ReplyDetection(matched_by="blank")
+    found = detect(text)
+    scored, verdict = model_judged(text)
+    score = scored.probability if scored is not None else None
+    if found is not None:
+        return ReplyDetection(matched_by="pattern", detection=found, model_score=score)
+    if verdict is not None:
+        return ReplyDetection(matched_by="model", model=verdict, model_score=score)
+    return ReplyDetection(matched_by=None, model_score=score)
+
+
+def reply_verdict_json(judged: ReplyDetection) -> dict:
+    """The POST /detect answer: the pattern verdict's fields (null when no pattern matched),
+    ``isError``, ``category`` and ``retryable`` from whichever signal decided, plus
+    ``matchedBy`` (``pattern`` | ``model`` | ``blank`` | null) and ``modelScore``."""
+    verdict = verdict_json(judged.detection)
+    verdict.update(
+        isError=judged.is_error,
+        category=judged.category,
+        retryable=judged.retryable,
+        matchedBy=judged.matched_by,
+        modelScore=None if judged.model_score is None else round(judged.model_score, 4),
+    )
+    return verdict

@@ -21,7 +21,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from patterns.matching import Detection
-from patterns.models import HermesErrorPattern, JudgedReply
+from patterns.models import Category, HermesErrorPattern, JudgedReply
 from project.errors import Conflict, Forbidden, Invalid, NotFound
 
 #: The longest note a mark keeps (characters).
@@ -51,12 +51,14 @@ def reply_judged(
     category: str = "",
     subject_url: str = "",
     label: str = "",
+    model_score: float | None = None,
 ) -> JudgedReply:
     """Keep a reply and its verdict (called by ``contextquery`` at completion).
 
     ``subject`` is the visit's uuid (a repeat replaces nothing: the first
     verdict stands); ``decided_by`` one of ``JudgedReply.DecidedBy``;
-    ``detection`` the pattern that matched the reply, if any. Runs in the
+    ``detection`` the pattern that matched the reply, if any; ``model_score``
+    the detection model's probability when it judged the reply. Runs in the
     caller's transaction. Trims the unmarked sample to :data:`SAMPLE_SIZE`
     rows now and then.
     """
@@ -72,6 +74,7 @@ def reply_judged(
             "pattern_id": detection.pattern_id if detection else None,
             "pattern_name": (detection.name if detection else "")[:100],
             "category": category or "",
+            "model_score": model_score,
             "judged_at": timezone.now(),
         },
     )
@@ -110,11 +113,11 @@ def reply_mark_false_positive(*, subject: uuid.UUID | str, user, note: str = "")
         row = JudgedReply.objects.select_for_update().filter(subject=subject).first()
         if row is None:
             raise NotFound(_("No judged reply of visit %(visit)s is recorded.") % {"visit": subject})
-        if not row.failed_by_pattern:
+        if not (row.failed_by_pattern or row.failed_by_model):
             raise Conflict(
                 _(
-                    "Visit %(visit)s was not failed by an error pattern; only a pattern's verdict can be marked as "
-                    "a false positive."
+                    "Visit %(visit)s was not failed by an error pattern or the detection model; only a pattern's "
+                    "or the model's verdict can be marked as a false positive."
                 )
                 % {"visit": subject}
             )
@@ -126,8 +129,72 @@ def reply_mark_false_positive(*, subject: uuid.UUID | str, user, note: str = "")
     return row
 
 
+def reply_mark_missed_failure(*, subject: uuid.UUID | str, user, note: str = "", category: str = "") -> JudgedReply:
+    """Mark a reply that passed as a failure nothing caught (SPEC §3.3a): who, when, ``note`` and
+    the ``category`` ops name (empty: ``other``). ``train_detector`` learns from it.
+
+    Raises Forbidden for a non-staff user, Invalid (422, field ``note`` or ``category``) for a
+    note over :data:`NOTE_MAX_CHARS` characters or an unknown category, NotFound when no reply of
+    that visit was judged, Conflict (409) when the reply was failed. Returns the saved row.
+    """
+    _check_staff(user)
+    note = _note_checked(note)
+    category = (category or "").strip()
+    if category and category not in Category.values:
+        raise Invalid.field(
+            "category",
+            _("must be one of %(allowed)s, not %(value)r.")
+            % {"allowed": ", ".join(Category.values), "value": category},
+        )
+    with transaction.atomic():
+        row = JudgedReply.objects.select_for_update().filter(subject=subject).first()
+        if row is None:
+            raise NotFound(_("No judged reply of visit %(visit)s is recorded.") % {"visit": subject})
+        if row.failed:
+            raise Conflict(
+                _("Visit %(visit)s already failed; only a reply that passed can be marked as a missed failure.")
+                % {"visit": subject}
+            )
+        row.mark = JudgedReply.Mark.MISSED_FAILURE
+        row.mark_note = note
+        row.category = category or Category.OTHER
+        row.marked_by = user
+        row.marked_at = timezone.now()
+        row.save(update_fields=["mark", "mark_note", "category", "marked_by", "marked_at"])
+    return row
+
+
+def _note_checked(note: str) -> str:
+    note = (note or "").strip()
+    if len(note) > NOTE_MAX_CHARS:
+        raise Invalid.field(
+            "note",
+            _("must be at most %(limit)d characters, not %(length)d.") % {"limit": NOTE_MAX_CHARS, "length": len(note)},
+        )
+    return note
+
+
+def marked_rows() -> list[dict]:
+    """Ops' marks as training rows (SPEC §3.3a): a false positive is an ordinary answer, a missed
+    failure a failed call of its marked category. Each row is its own family."""
+    rows = []
+    for row in JudgedReply.objects.exclude(mark="").order_by("id").values("id", "text", "mark", "category"):
+        missed = row["mark"] == JudgedReply.Mark.MISSED_FAILURE
+        rows.append(
+            {
+                "id": f"mark-{row['id']}",
+                "text": row["text"],
+                "isError": missed,
+                "category": (row["category"] or Category.OTHER) if missed else None,
+                "family": f"mark:{row['id']}",
+                "source": "ops mark",
+            }
+        )
+    return rows
+
+
 def reply_unmark_false_positive(*, subject: uuid.UUID | str, user) -> JudgedReply | None:
-    """Take back a false-positive mark (who, when and note are cleared).
+    """Take back a mark, false positive or missed failure (who, when and note are cleared).
 
     Unmarking a reply that is not marked, or a visit with no judged reply,
     changes nothing. Raises Forbidden for a non-staff user. Returns the row.
@@ -151,7 +218,9 @@ __all__ = [
     "pattern_false_positive_count",
     "reply_get",
     "reply_judged",
+    "marked_rows",
     "reply_mark_false_positive",
+    "reply_mark_missed_failure",
     "reply_text_kept",
     "reply_unmark_false_positive",
 ]

@@ -200,6 +200,7 @@ class JudgedReply(models.Model):
     class Mark(models.TextChoices):
         NONE = "", _("not marked")
         FALSE_POSITIVE = "false_positive", _("false positive")
+        MISSED_FAILURE = "missed_failure", _("missed failure")
 
     class DecidedBy(models.TextChoices):
         PASSED = "", _("passed")
@@ -207,6 +208,7 @@ class JudgedReply(models.Model):
         AGENT = "agent", _("agent's own signal")
         ENGINE = "engine", _("engine's report")
         BLANK = "blank", _("empty reply")
+        MODEL = "model", _("detection model")
 
     subject = models.UUIDField(_("visit uuid"), unique=True)
     subject_url = models.CharField(_("page"), max_length=500, blank=True, default="")
@@ -220,6 +222,7 @@ class JudgedReply(models.Model):
     )
     pattern_name = models.CharField(_("pattern name"), max_length=100, blank=True, default="")
     category = models.CharField(_("category"), max_length=32, blank=True, default="")
+    model_score = models.FloatField(_("model score"), null=True, blank=True)
     judged_at = models.DateTimeField(_("judged"), db_index=True)
     mark = models.CharField(_("mark"), max_length=16, choices=Mark.choices, blank=True, default="")
     mark_note = models.TextField(_("note"), blank=True, default="")
@@ -245,8 +248,39 @@ class JudgedReply(models.Model):
         return self.failed and bool(self.pattern_id or self.pattern_name)
 
     @property
+    def failed_by_model(self) -> bool:
+        """True when the detection model failed the reply (SPEC §3.3a): ops may mark it as wrong."""
+        return self.failed and self.decided_by == self.DecidedBy.MODEL
+
+    @property
     def failed_otherwise(self) -> bool:
         """True when something other than the patterns failed the reply (the
         agent's signal, the engine's report, an empty reply): a draft pattern
         cannot change its verdict."""
         return self.failed and self.decided_by != self.DecidedBy.PATTERN
+
+
+class DetectorModel(models.Model):
+    """One trained detection model, stored as plain weights (SPEC §3.3a).
+
+    ``weights`` is the JSON of :func:`patterns.training.weights_export` (never
+    a pickle); ``threshold`` the probability at or above which a reply no
+    pattern matched is FAILED; ``version`` a label (``default-…`` for the
+    shipped weights, ``trained-…`` for ``manage.py train_detector``). Every
+    worker uses the newest row (highest id); a new row takes effect at the next
+    detection, like a pattern change.
+    """
+
+    version = models.CharField(_("version"), max_length=100)
+    weights = models.JSONField(_("weights"))
+    threshold = models.FloatField(_("threshold"))
+    note = models.TextField(_("note"), blank=True, default="")
+    created = models.DateTimeField(_("created"), auto_now_add=True)
+
+    class Meta:
+        ordering = ["-id"]
+        verbose_name = _("detection model")
+        verbose_name_plural = _("detection models")
+
+    def __str__(self):
+        return self.version

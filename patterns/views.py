@@ -11,7 +11,7 @@ from django.utils.translation import gettext_lazy, ngettext
 from django.views.decorators.http import require_http_methods, require_POST
 
 from patterns import changes, marks, trials
-from patterns.detection import detect
+from patterns.detection import reply_detect
 from patterns.filters import PatternFilter
 from patterns.forms import PatternForm, TryReplyForm
 from patterns.models import Category, HermesErrorPattern, PatternChange
@@ -61,9 +61,21 @@ def try_reply(text: str) -> dict:
             "match": "",
             "after": "",
         }
-    found = detect(text)
+    judged = reply_detect(text)
+    score = {"model_score": judged.model_score}
+    if judged.matched_by == "model":
+        return {
+            "found": None,
+            "model": judged.model,
+            "category_label": Category.label_of(judged.model.category),
+            "before": text,
+            "match": "",
+            "after": "",
+            **score,
+        }
+    found = judged.detection
     if found is None:
-        return {"found": None, "before": text, "match": "", "after": ""}
+        return {"found": None, "before": text, "match": "", "after": "", **score}
     start, end = found.span
     return {
         "found": found,
@@ -71,6 +83,7 @@ def try_reply(text: str) -> dict:
         "before": text[:start],
         "match": text[start:end],
         "after": text[end:],
+        **score,
     }
 
 

@@ -48,6 +48,20 @@ def env_int(name: str, default: int, *, minimum: int = 0, maximum: int | None = 
     return value
 
 
+def env_probability(name: str) -> float | None:
+    """Read a probability in ``(0, 1]``; unset or empty = None."""
+    raw = os.environ.get(name)
+    if raw is None or not raw.strip():
+        return None
+    try:
+        value = float(raw.strip())
+    except ValueError:
+        raise ImproperlyConfigured(f"{name}={raw!r} is not a number; use a probability such as 0.8.") from None
+    if not 0.0 < value <= 1.0:
+        raise ImproperlyConfigured(f"{name}={value} is out of range; it must be above 0 and at most 1.")
+    return value
+
+
 def env_list(name: str, default: list[str]) -> list[str]:
     """Read a comma-separated list variable."""
     raw = os.environ.get(name)
@@ -313,6 +327,10 @@ PATTERNS_SCAN_CHARS = env_int("PATTERNS_SCAN_CHARS", 500, minimum=1)
 # (about 760 characters; the billing guidance is about 310, "⚠️ No reply: …" 215).
 # `make bench` shows the built-ins' precision unchanged from 0 to 5,000.
 PATTERNS_SCAN_TAIL_CHARS = env_int("PATTERNS_SCAN_TAIL_CHARS", 800, minimum=0)
+# The learned second signal (SPEC §3.3a): on unless switched off; its threshold is the stored
+# model's (chosen leave-source-out by train_detector) unless set here.
+HERMES_DETECTION_MODEL = env_bool("HERMES_DETECTION_MODEL", True)
+HERMES_DETECTION_MODEL_THRESHOLD = env_probability("HERMES_DETECTION_MODEL_THRESHOLD")
 
 # --- Context query (SPEC §4.5): defaults, each overridden by HERMES_CONTEXT_QUERY_<KEY>.
 _CQ_PREFIX = "HERMES_CONTEXT_QUERY_"

@@ -339,3 +339,30 @@ class RunFinishedSerializer(RunSerializer):
 
     def get_cancelledVisits(self, run) -> int:
         return self.context.get("cancelled", 0)
+
+
+class MissedFailureRequestSerializer(StrictSerializer):
+    """``POST …/visits/{visitUuid}/missed-failure`` body: an optional ``note`` and the
+    ``category`` ops name (empty: ``other``) (SPEC §3.3a)."""
+
+    note = StrictCharField(required=False, allow_blank=True, default="")
+    category = StrictCharField(required=False, allow_blank=True, default="")
+
+
+class ReplyMarkSerializer(serializers.Serializer):
+    """A judged reply's mark: ``mark`` is ``missed_failure``, ``false_positive`` or null."""
+
+    visitUuid = serializers.UUIDField(source="subject")
+    mark = serializers.CharField(allow_null=True)
+    note = serializers.CharField(source="mark_note")
+    category = serializers.CharField(allow_null=True)
+    modelScore = serializers.FloatField(source="model_score", allow_null=True)
+    markedBy = serializers.CharField(allow_null=True)
+    markedAt = serializers.DateTimeField(source="marked_at", allow_null=True)
+
+    def to_representation(self, row):
+        data = super().to_representation(row)
+        data["mark"] = row.mark or None
+        data["category"] = row.category or None
+        data["markedBy"] = row.marked_by.get_username() if row.marked_by_id else None
+        return data

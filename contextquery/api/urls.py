@@ -17,6 +17,7 @@ urlpatterns = [
     re_path(VISIT + r"/logs/?$", views.VisitLogsView.as_view(), name="api-visit-logs"),
     re_path(VISIT + r"/heartbeat/?$", views.VisitHeartbeatView.as_view(), name="api-visit-heartbeat"),
     re_path(VISIT + r"/complete/?$", views.VisitCompleteView.as_view(), name="api-visit-complete"),
+    re_path(VISIT + r"/missed-failure/?$", views.VisitMissedFailureView.as_view(), name="api-visit-missed-failure"),
     re_path(VISIT + r"/tokens/?$", token_views.VisitTokenIssueView.as_view(), name="api-visit-tokens"),
     re_path(VISIT + r"/tokens/revoke/?$", token_views.VisitTokenRevokeView.as_view(), name="api-visit-tokens-revoke"),
 ]

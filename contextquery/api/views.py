@@ -15,7 +15,9 @@ from contextquery import judgement, liveness, recording
 from contextquery.api import serializers as s
 from contextquery.filters import LogFilter, RunFilter, VisitFilter
 from contextquery.models import Visit, VisitLog, WorkflowRun
+from patterns import marks
 from project import serving
+from project.errors import NotFound
 
 RUN_ID = OpenApiParameter("run_id", OpenApiTypes.STR, OpenApiParameter.PATH, description="The run's runId.")
 VISIT_UUID = OpenApiParameter(
@@ -299,3 +301,47 @@ class VisitCompleteView(RecordingView):
             agent_result=dict(agent_result) if agent_result is not None else None,
         )
         return Response(verdict)
+
+
+class VisitMissedFailureView(RecordingView):
+    """``POST …/visits/{visitUuid}/missed-failure`` marks a reply that passed as a failure nothing
+    caught; ``DELETE`` takes the mark back (SPEC §3.3a). Staff only (403 otherwise)."""
+
+    schema_tag = "Visits"
+
+    # Staff mark (patterns.marks checks); reading the run is checked by run_get_for_reader.
+    permission_classes = [permissions.IsAuthenticated]
+    serializer_class = s.MissedFailureRequestSerializer
+    error_statuses = ("401", "403", "404", "409", "422")
+
+    def _visit(self):
+        return self.visit(recording.run_get_for_reader(run_id=self.kwargs["run_id"], user=self.request.user))
+
+    @extend_schema(
+        operation_id="runs_visits_missed_failure_mark",
+        summary="Mark a visit that passed as a missed failure (training data for the detection model)",
+        parameters=[RUN_ID, VISIT_UUID],
+        request=s.MissedFailureRequestSerializer,
+        responses=s.ReplyMarkSerializer,
+    )
+    def post(self, request, run_id, visit_uuid):
+        visit = self._visit()
+        body = self.body(s.MissedFailureRequestSerializer).validated_data
+        row = marks.reply_mark_missed_failure(
+            subject=visit.visit_uuid, user=request.user, note=body["note"], category=body["category"]
+        )
+        return Response(s.ReplyMarkSerializer(row).data)
+
+    @extend_schema(
+        operation_id="runs_visits_missed_failure_unmark",
+        summary="Take back a visit's mark",
+        parameters=[RUN_ID, VISIT_UUID],
+        request=None,
+        responses=s.ReplyMarkSerializer,
+    )
+    def delete(self, request, run_id, visit_uuid):
+        visit = self._visit()
+        row = marks.reply_unmark_false_positive(subject=visit.visit_uuid, user=request.user)
+        if row is None:
+            raise NotFound(_("No judged reply of visit %(visit)s is recorded.") % {"visit": visit.visit_uuid})
+        return Response(s.ReplyMarkSerializer(row).data)

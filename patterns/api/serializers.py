@@ -80,7 +80,7 @@ class PatternDetailSerializer(PatternSerializer):
 
 
 class DetectRequestSerializer(StrictSerializer):
-    """``POST /detect`` body: ``{text}``, a string (blank matches nothing)."""
+    """``POST /detect`` body: ``{text}``, a string (a blank one is an error, ``matchedBy: blank``)."""
 
     text = StrictCharField(allow_blank=True, trim_whitespace=False)
 
@@ -95,6 +95,8 @@ class DetectResultSerializer(serializers.Serializer):
     category = serializers.CharField(allow_null=True)
     retryable = serializers.BooleanField(allow_null=True)
     span = serializers.ListField(child=serializers.IntegerField(), min_length=2, max_length=2, allow_null=True)
+    matchedBy = serializers.ChoiceField(choices=["pattern", "model", "blank"], allow_null=True)
+    modelScore = serializers.FloatField(allow_null=True, help_text="the detection model's probability (SPEC §3.3a)")
 
 
 class ResetResultSerializer(serializers.Serializer):

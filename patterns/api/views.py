@@ -18,9 +18,8 @@ from patterns.api.serializers import (
     PatternSerializer,
     ResetResultSerializer,
 )
-from patterns.detection import detect
+from patterns.detection import reply_detect, reply_verdict_json
 from patterns.filters import PatternFilter
-from patterns.matching import verdict_json
 from patterns.models import HermesErrorPattern
 
 #: Actions any authenticated user may call; everything else needs staff.
@@ -125,4 +124,4 @@ class PatternViewSet(viewsets.ModelViewSet):
     def detect(self, request, *args, **kwargs):
         body = DetectRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        return Response(verdict_json(detect(body.validated_data["text"])))
+        return Response(reply_verdict_json(reply_detect(body.validated_data["text"])))

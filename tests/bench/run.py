@@ -13,6 +13,7 @@ import time
 
 MODULES = [
     "tests.bench.bench_detection",
+    "tests.bench.bench_detection_model",
     "tests.bench.bench_paths",
     "tests.bench.bench_context",
     "tests.bench.bench_scale",

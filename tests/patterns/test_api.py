@@ -271,6 +271,7 @@ def test_detect_reports_the_matching_pattern_and_its_span(user_client):
     custom = PatternFactory(pattern="upstream exploded", category="server_error", retryable=True, priority=1)
     text = "Sorry: UPSTREAM exploded today"
     data = envelope_body(user_client.post(f"{URL}/detect", {"text": text}, format="json"))["data"]
+    assert 0 <= data.pop("modelScore") <= 1
     assert data == {
         "isError": True,
         "matchedPatternId": custom.pk,
@@ -279,7 +280,29 @@ def test_detect_reports_the_matching_pattern_and_its_span(user_client):
         "category": "server_error",
         "retryable": True,
         "span": [7, 24],
+        "matchedBy": "pattern",
     }
+
+
+def test_detect_names_the_model_when_no_pattern_matched_but_the_model_did(user_client):
+    HermesErrorPattern.objects.all().delete()
+    text = "Error code: 429 - {'error': {'message': 'Rate limit reached for requests', 'type': 'requests'}}"
+    data = envelope_body(user_client.post(f"{URL}/detect", {"text": text}, format="json"))["data"]
+    assert (data["isError"], data["matchedBy"], data["matchedPatternId"]) == (True, "model", None)
+    assert data["category"] == "rate_limit" and data["retryable"] is True and data["modelScore"] >= 0.9
+
+
+def test_detect_with_the_model_switched_off_has_no_model_score(user_client, settings):
+    settings.HERMES_DETECTION_MODEL = False
+    HermesErrorPattern.objects.all().delete()
+    text = "Error code: 429 - {'error': {'message': 'Rate limit reached for requests', 'type': 'requests'}}"
+    data = envelope_body(user_client.post(f"{URL}/detect", {"text": text}, format="json"))["data"]
+    assert (data["isError"], data["matchedBy"], data["modelScore"]) == (False, None, None)
+
+
+def test_detect_calls_a_blank_reply_an_error(user_client):
+    data = envelope_body(user_client.post(f"{URL}/detect", {"text": "  "}, format="json"))["data"]
+    assert (data["isError"], data["matchedBy"], data["category"]) == (True, "blank", "incomplete")
 
 
 def test_detect_on_a_normal_reply_is_not_an_error(user_client):

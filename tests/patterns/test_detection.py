@@ -372,6 +372,7 @@ def test_the_detect_command_prints_the_verdict_as_json(only, capsys):
     pattern = only(pattern="command marker", category="quota")
     call_command("detect", "a command marker here")
     verdict = json.loads(capsys.readouterr().out)
+    assert (verdict.pop("matchedBy"), 0 <= verdict.pop("modelScore") <= 1) == ("pattern", True)
     assert verdict == {
         "isError": True,
         "matchedPatternId": pattern.pk,

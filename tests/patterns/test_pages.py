@@ -363,3 +363,17 @@ def test_try_a_reply_escapes_the_matched_pattern_name(staff_browser):
     PatternFactory(name=f"N{SCRIPT}", pattern="kaboom", priority=1)
     page = staff_browser.post("/patterns/try/", {"text": "kaboom"}).content.decode()
     assert SCRIPT not in page and f"N{ESCAPED}" in page
+
+
+def test_try_a_reply_shows_the_models_verdict_and_score_when_no_pattern_matches(staff_browser):
+    HermesErrorPattern.objects.all().delete()
+    text = "Error code: 429 - {'error': {'message': 'Rate limit reached for requests', 'type': 'requests'}}"
+    response = staff_browser.post("/patterns/try/", {"text": text})
+    page = response.content.decode()
+    assert response.context["result"]["model"].category == "rate_limit"
+    assert "detection model calls it a failed LLM call" in page and 'id="try-model-score"' in page
+
+
+def test_try_a_reply_shows_the_model_score_of_an_ordinary_answer(staff_browser):
+    response = staff_browser.post("/patterns/try/", {"text": "The summary is attached."})
+    assert response.context["result"]["model_score"] < 0.5 and "counts as a success" in response.content.decode()

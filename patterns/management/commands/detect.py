@@ -9,8 +9,7 @@ import sys
 
 from django.core.management.base import BaseCommand, CommandError
 
-from patterns.detection import detect
-from patterns.matching import verdict_json
+from patterns.detection import reply_detect, reply_verdict_json
 
 
 class Command(BaseCommand):
@@ -25,7 +24,7 @@ class Command(BaseCommand):
             raise CommandError("Give the reply either as TEXT or with --file, not both.")
         if text is None:
             text = self._read(path)
-        self.stdout.write(json.dumps(verdict_json(detect(text)), ensure_ascii=False))
+        self.stdout.write(json.dumps(reply_verdict_json(reply_detect(text)), ensure_ascii=False))
 
     @staticmethod
     def _read(path):

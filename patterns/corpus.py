@@ -1,0 +1,132 @@
+"""The labelled corpus of agent replies and its splits (SPEC §3.3a).
+
+A corpus file is JSONL, one reply a line: ``{id, text, isError, category,
+retryable, source, family, lang}``; ``category`` is a §3.1 category for an
+error and null otherwise; ``family`` names the source a row comes from (a
+repository's thread, a provider's doc) so that rows of one source are never
+split between training and evaluation. The older tuning sets
+(``tests/data/agent-replies-*.jsonl``: ``label: error|ok``, no family) are
+read through :func:`labelled_rows_load` too; each of their rows is its own
+family named after its source.
+
+Pure: no Django, no database.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+from patterns.models import Category
+
+#: The repository root when running from a checkout (the corpus is not in a wheel).
+REPO = Path(__file__).resolve().parents[1]
+CORPUS_DIR = REPO / "tests" / "data" / "corpus"
+FOLDS_PATH = CORPUS_DIR / "folds.jsonl"
+HELDOUT_PATH = CORPUS_DIR / "heldout.jsonl"
+#: The older labelled sets, used as extra training rows (never as evaluation folds).
+EXTRA_PATHS = (
+    REPO / "tests" / "data" / "agent-replies-sample.jsonl",
+    REPO / "tests" / "data" / "agent-replies-extra.jsonl",
+)
+
+#: The seed of the held-out draw (fixed once, when the split was frozen).
+HELDOUT_SEED = 20261201
+#: Share of rows (drawn as whole families) in the held-out part.
+HELDOUT_SHARE = 0.25
+
+CATEGORY_KEYS = tuple(Category.values)
+
+
+def labelled_rows_load(path: Path) -> list[dict]:
+    """Rows of one JSONL file as corpus rows (``isError``, ``category``, ``family`` filled in).
+
+    Raises OSError when the file cannot be read and ValueError on a line that is not JSON.
+    """
+    rows = []
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            if not line.strip():
+                continue
+            row = json.loads(line)
+            if "isError" not in row:
+                row["isError"] = row.get("label") == "error"
+            if not row["isError"]:
+                row["category"] = None
+            row.setdefault("family", "old:" + (row.get("source") or row["id"]))
+            rows.append(row)
+    return rows
+
+
+def corpus_rows_load() -> tuple[list[dict], list[dict]]:
+    """``(folds rows, held-out rows)`` of the shipped corpus."""
+    return labelled_rows_load(FOLDS_PATH), labelled_rows_load(HELDOUT_PATH)
+
+
+def extra_rows_load() -> list[dict]:
+    """The older labelled sets that exist in this checkout (training only)."""
+    rows: list[dict] = []
+    for path in EXTRA_PATHS:
+        if path.exists():
+            rows.extend(labelled_rows_load(path))
+    return rows
+
+
+def heldout_families_draw(rows: list[dict], *, seed: int = HELDOUT_SEED, share: float = HELDOUT_SHARE) -> set[str]:
+    """Whole families, drawn by a seeded shuffle of the sorted family names, until they hold
+    at least ``share`` of ``rows``. Deterministic for a given set of families and seed."""
+    sizes: dict[str, int] = {}
+    for row in rows:
+        sizes[row["family"]] = sizes.get(row["family"], 0) + 1
+    families = sorted(sizes)
+    random.Random(seed).shuffle(families)
+    chosen: set[str] = set()
+    taken = 0
+    for family in families:
+        if taken >= share * len(rows):
+            break
+        chosen.add(family)
+        taken += sizes[family]
+    return chosen
+
+
+def family_folds(rows: list[dict], *, k: int = 5, seed: int = 7) -> list[list[dict]]:
+    """``rows`` grouped by family into ``k`` folds: families are shuffled (seeded, from sorted
+    names) and each goes to the fold with the fewest rows so far; rows keep their order."""
+    sizes: dict[str, int] = {}
+    for row in rows:
+        sizes[row["family"]] = sizes.get(row["family"], 0) + 1
+    families = sorted(sizes)
+    random.Random(seed).shuffle(families)
+    fold_of: dict[str, int] = {}
+    load = [0] * k
+    for family in families:
+        index = min(range(k), key=lambda i: (load[i], i))
+        fold_of[family] = index
+        load[index] += sizes[family]
+    folds: list[list[dict]] = [[] for _ in range(k)]
+    for row in rows:
+        folds[fold_of[row["family"]]].append(row)
+    return folds
+
+
+def corpus_freeze() -> tuple[int, int]:
+    """Re-split the shipped corpus (both files' rows) into folds and held-out by
+    :func:`heldout_families_draw`, rewriting both files. Returns the row counts."""
+    rows = labelled_rows_load(FOLDS_PATH) + (labelled_rows_load(HELDOUT_PATH) if HELDOUT_PATH.exists() else [])
+    rows.sort(key=lambda row: row["id"])
+    heldout = heldout_families_draw(rows)
+    parts = {
+        FOLDS_PATH: [r for r in rows if r["family"] not in heldout],
+        HELDOUT_PATH: [r for r in rows if r["family"] in heldout],
+    }
+    for path, part in parts.items():
+        with open(path, "w", encoding="utf-8") as handle:
+            for row in part:
+                handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+    return len(parts[FOLDS_PATH]), len(parts[HELDOUT_PATH])
+
+
+if __name__ == "__main__":  # pragma: no cover - a maintenance step, run once when the corpus grows
+    print("folds, held-out rows:", corpus_freeze())

@@ -1,0 +1,205 @@
+"""Training of the second signal with scikit-learn, exported as plain weights (SPEC §3.3a).
+
+:func:`detector_fit` fits the character n-gram TF-IDF and the two logistic
+regressions described in :mod:`patterns.classifier`; :func:`weights_export`
+turns them into a JSON-able dict that :func:`patterns.classifier.model_judge`
+reads without scikit-learn. :func:`out_of_fold_probabilities` and
+:func:`threshold_choose` choose the threshold leave-source-out. Deterministic:
+rows are sorted and de-duplicated, solvers are deterministic. Pure: no Django.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.linear_model import LogisticRegression
+from threadpoolctl import threadpool_limits
+
+from patterns.classifier import (
+    CATEGORY_C,
+    DIGITS,
+    ERROR_C,
+    HEAD_CHARS,
+    MAX_FEATURES,
+    MIN_DF,
+    NGRAM_RANGE,
+    TAIL_CHARS,
+    WEIGHTS_FORMAT,
+    model_judge,
+    model_text,
+)
+from patterns.corpus import family_folds
+
+
+def _rows_sorted(rows: list[dict]) -> list[dict]:
+    """Rows in a stable order (text, then label), duplicates of (text, label) dropped."""
+    seen = set()
+    out = []
+    for row in sorted(rows, key=lambda r: (r["text"], bool(r["isError"]), r.get("category") or "")):
+        key = (row["text"], bool(row["isError"]), row.get("category") or "")
+        if key not in seen:
+            seen.add(key)
+            out.append(row)
+    return out
+
+
+def detector_fit(rows: list[dict]):
+    """Fit the vectorizer and both models on ``rows`` (``text``, ``isError``, ``category``).
+
+    Returns ``(vectorizer, error_model, category_model)`` (scikit-learn objects).
+    Raises ValueError when ``rows`` lack either errors or non-errors.
+    """
+    with threadpool_limits(limits=1):  # BLAS threads fight over a shared machine: one is fastest here
+        return _fit(rows)
+
+
+def _fit(rows: list[dict]):
+
+    rows = _rows_sorted(rows)
+    labels = [bool(r["isError"]) for r in rows]
+    if all(labels) or not any(labels):
+        raise ValueError("training needs both failed calls and ordinary answers")
+    vectorizer = TfidfVectorizer(
+        analyzer="char_wb",
+        ngram_range=NGRAM_RANGE,
+        lowercase=True,
+        sublinear_tf=True,
+        min_df=MIN_DF,
+        max_features=MAX_FEATURES,
+        dtype=np.float64,
+    )
+    matrix = vectorizer.fit_transform([model_text(r["text"]) for r in rows])
+    error_model = LogisticRegression(C=ERROR_C, max_iter=2000, class_weight="balanced")
+    error_model.fit(matrix, labels)
+    error_rows = [i for i, label in enumerate(labels) if label]
+    categories = [rows[i]["category"] or "other" for i in error_rows]
+    category_model = None
+    if len(set(categories)) > 1:
+        category_model = LogisticRegression(C=CATEGORY_C, max_iter=2000)
+        category_model.fit(matrix[error_rows], categories)
+    else:
+        category_model = categories[0]
+    return vectorizer, error_model, category_model
+
+
+def _round(value: float) -> float:
+    return float(f"{value:.{DIGITS}g}")
+
+
+def weights_export(fitted, *, threshold: float, version: str) -> dict:
+    """Plain weights of a :func:`detector_fit` result: vocabulary (n-gram → index), idf, the
+    error model's coefficients and intercept, the category model's classes, coefficients and
+    intercepts, the threshold and a version label. JSON-able; floats kept to DIGITS digits."""
+    vectorizer, error_model, category_model = fitted
+    vocabulary = {gram: int(index) for gram, index in sorted(vectorizer.vocabulary_.items())}
+    weights = {
+        "format": WEIGHTS_FORMAT,
+        "version": version,
+        "threshold": _round(threshold),
+        "ngramRange": list(NGRAM_RANGE),
+        "headChars": HEAD_CHARS,
+        "tailChars": TAIL_CHARS,
+        "vocabulary": vocabulary,
+        "idf": [_round(v) for v in vectorizer.idf_],
+        "errorCoef": [_round(v) for v in error_model.coef_[0]],
+        "errorIntercept": _round(error_model.intercept_[0]),
+    }
+    if isinstance(category_model, str):
+        weights.update(categories=[category_model], categoryCoef=[], categoryIntercept=[])
+    else:
+        weights.update(
+            categories=[str(c) for c in category_model.classes_],
+            categoryCoef=[[_round(v) for v in row] for row in category_model.coef_],
+            categoryIntercept=[_round(v) for v in category_model.intercept_],
+        )
+    return weights
+
+
+def sklearn_probabilities(fitted, texts: list[str]) -> list[float]:
+    """scikit-learn's own probability of a failed call for each text (the reference for tests)."""
+    vectorizer, error_model, _category = fitted
+    matrix = vectorizer.transform([model_text(t) for t in texts])
+    positive = list(error_model.classes_).index(True)
+    return [float(p[positive]) for p in error_model.predict_proba(matrix)]
+
+
+def out_of_fold_probabilities(folds: list[list[dict]], *, extra: list[dict]) -> list[tuple[dict, float, str]]:
+    """Leave-source-out: for each fold, fit on the other folds plus ``extra`` and judge the fold.
+    Returns ``(row, probability, category)`` for every row of every fold."""
+    judged = []
+    for index, fold in enumerate(folds):
+        training = [row for other, rows in enumerate(folds) if other != index for row in rows] + extra
+        weights = weights_export(detector_fit(training), threshold=0.5, version="fold")
+        for row in fold:
+            verdict = model_judge(weights, row["text"])
+            judged.append((row, verdict.probability, verdict.category))
+    return judged
+
+
+def threshold_choose(judged: list[tuple[dict, float, str]], *, min_precision: float = 0.98) -> float:
+    """The lowest threshold (so the highest recall) at which the pooled out-of-fold precision is
+    at least ``min_precision`` (the highest recall at that precision). Falls back to 0.99 when
+    no threshold reaches it."""
+    candidates = sorted({round(p, 4) for _row, p, _c in judged} | {0.5}, reverse=True)
+    best = None
+    for threshold in candidates:
+        flagged = [row for row, p, _c in judged if p >= threshold]
+        if not flagged:
+            continue
+        true_pos = sum(1 for row in flagged if row["isError"])
+        if true_pos / len(flagged) >= min_precision:
+            best = threshold
+    return best if best is not None else 0.99
+
+
+def rows_digest(rows: list[dict]) -> str:
+    """A short digest of training rows (text and labels), to name a model's version."""
+    digest = hashlib.sha256()
+    for row in _rows_sorted(rows):
+        digest.update(json.dumps([row["text"], bool(row["isError"]), row.get("category")]).encode())
+    return digest.hexdigest()[:12]
+
+
+@dataclass
+class TrainingReport:
+    """What :func:`detector_train` did: rows used, the chosen threshold and the pooled
+    out-of-fold precision and recall at it (leave-source-out on the folds)."""
+
+    fold_rows: int
+    extra_rows: int
+    threshold: float
+    precision: float
+    recall: float
+
+
+def detector_train(
+    *, fold_rows: list[dict], extra_rows: list[dict], version_prefix: str, k: int = 5, seed: int = 7
+) -> tuple[dict, TrainingReport]:
+    """Train the shipped kind of model (SPEC §3.3a): choose the threshold leave-source-out on
+    ``fold_rows`` (``k`` family folds, seeded; ``extra_rows`` always in training), then fit on
+    all rows and export. The version is ``<prefix>-<digest of the rows>``, so the same rows give
+    byte-identical weights. Raises ValueError when the rows lack errors or non-errors."""
+    judged = out_of_fold_probabilities(family_folds(fold_rows, k=k, seed=seed), extra=extra_rows)
+    threshold = threshold_choose(judged)
+    flagged = [row for row, probability, _c in judged if probability >= threshold]
+    errors = sum(1 for row, _p, _c in judged if row["isError"])
+    true_pos = sum(1 for row in flagged if row["isError"])
+    rows = fold_rows + extra_rows
+    weights = weights_export(detector_fit(rows), threshold=threshold, version=f"{version_prefix}-{rows_digest(rows)}")
+    report = TrainingReport(
+        fold_rows=len(fold_rows),
+        extra_rows=len(extra_rows),
+        threshold=weights["threshold"],
+        precision=true_pos / len(flagged) if flagged else 1.0,
+        recall=true_pos / errors if errors else 1.0,
+    )
+    return weights, report
+
+
+def weights_dump(weights: dict) -> str:
+    """The canonical JSON text of ``weights`` (compact, keys in a fixed order, newline-terminated)."""
+    return json.dumps(weights, ensure_ascii=False, separators=(",", ":")) + "\n"

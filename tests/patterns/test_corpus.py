@@ -1,0 +1,65 @@
+"""The labelled corpus of the second signal is sound (SPEC §3.3a)."""
+
+import pytest
+
+from patterns.corpus import (
+    CATEGORY_KEYS,
+    corpus_rows_load,
+    extra_rows_load,
+    family_folds,
+    heldout_families_draw,
+)
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    return corpus_rows_load()
+
+
+def test_the_corpus_has_at_least_four_hundred_rows(corpus):
+    folds, heldout = corpus
+    assert len(folds) + len(heldout) >= 400
+
+
+def test_every_row_names_a_public_source_url_and_a_family(corpus):
+    for row in corpus[0] + corpus[1]:
+        assert row["source"].startswith("https://"), row["id"]
+        assert row["family"].strip(), row["id"]
+
+
+def test_at_least_two_rows_in_five_are_negatives(corpus):
+    rows = corpus[0] + corpus[1]
+    assert sum(not row["isError"] for row in rows) >= 0.4 * len(rows)
+
+
+def test_no_family_is_both_in_the_folds_and_in_the_held_out_part(corpus):
+    folds, heldout = corpus
+    assert not {row["family"] for row in folds} & {row["family"] for row in heldout}
+
+
+def test_errors_carry_a_valid_category_and_non_errors_none(corpus):
+    for row in corpus[0] + corpus[1]:
+        if row["isError"]:
+            assert row["category"] in CATEGORY_KEYS, row["id"]
+            assert isinstance(row["retryable"], bool), row["id"]
+        else:
+            assert row["category"] is None and row["retryable"] is None, row["id"]
+
+
+def test_ids_are_unique_and_no_text_repeats_an_old_tuning_row(corpus):
+    rows = corpus[0] + corpus[1]
+    assert len({row["id"] for row in rows}) == len(rows)
+    old = {row["text"].strip() for row in extra_rows_load()}
+    assert not [row["id"] for row in rows if row["text"].strip() in old]
+
+
+def test_the_held_out_part_is_the_seeded_draw_over_families(corpus):
+    folds, heldout = corpus
+    assert heldout_families_draw(folds + heldout) == {row["family"] for row in heldout}
+
+
+def test_family_folds_keep_each_family_in_one_fold(corpus):
+    folds = family_folds(corpus[0], k=5, seed=7)
+    families = [{row["family"] for row in fold} for fold in folds]
+    assert sum(len(f) for f in families) == len(set().union(*families))
+    assert sum(len(fold) for fold in folds) == len(corpus[0])
