@@ -30,8 +30,10 @@ What makes it cheap, measured by ``make bench`` (``tests/bench/bench_context.py`
   reads the run's visits to find it; a path query reads the ancestors only,
   with their stored hop kinds, never the canvas.
 * Meta reads the thinking, tool calls and todo list kept on the visit row as
-  logs arrive (``Visit.meta_content``, :func:`meta_kept`); only ``kind`` ALL
-  reads the logs themselves.
+  logs arrive (``Visit.meta_content``, :func:`meta_kept`, up to
+  :data:`MAX_KEPT_ENTRIES`); ``kind`` ALL and larger visits read the logs.
+  Path graphs and cut meta answers are kept per process (a visit's
+  ancestors never change and its logs only grow).
 * A body that passes a strict check of its types and bounds
   (:func:`fields_fast`) skips the DRF serializer; anything else goes to the
   serializer, which then decides and words the 422.
@@ -763,28 +765,45 @@ def output_query(
 # --------------------------------------------------------------------------- meta
 
 
-def meta_kept(logs, kept: dict | None = None) -> dict:
+#: Entries (thinking messages plus tool calls) a visit row keeps for the meta
+#: query; past it the row keeps the todo list only (``overflow``) and the meta
+#: query reads the logs, so a log batch never rewrites an ever-growing row.
+MAX_KEPT_ENTRIES = 200
+
+
+def meta_kept(logs, kept: dict | None = None, *, bounded: bool = True) -> dict:
     """What a visit keeps for the meta query (``Visit.meta_content``) once
     ``logs`` are appended to ``kept`` (None: from no logs). Pure.
+
+    Past :data:`MAX_KEPT_ENTRIES` thinking messages and tool calls together
+    (unless not ``bounded``) it keeps ``{"overflow": True, "todoList": …}`` only (then
+    :func:`meta_content` is given the logs instead).
 
     ``logs``: dicts with ``type``, ``message`` and ``detail``, in seq order.
     Returns a new ``{"thinking": [messages], "toolCalls": [{tool, args} |
     {tool, result}], "todoList": the last TODO_UPDATE's detail or None}``.
     """
     kept = kept or {}
-    thinking = list(kept.get("thinking") or ())
-    calls = list(kept.get("toolCalls") or ())
+    overflow = bool(kept.get("overflow"))
+    thinking = [] if overflow else list(kept.get("thinking") or ())
+    calls = [] if overflow else list(kept.get("toolCalls") or ())
     todo = kept.get("todoList")
     for log in logs:
         kind = log["type"]
-        if kind == LogType.THINKING:
+        if kind == LogType.TODO_UPDATE:
+            todo = log["detail"]
+        elif overflow:
+            continue
+        elif kind == LogType.THINKING:
             thinking.append(log["message"])
         elif kind == LogType.TOOL_CALL:
             calls.append({"tool": log["message"], "args": log["detail"]})
         elif kind == LogType.TOOL_RESULT:
             calls.append({"tool": log["message"], "result": log["detail"]})
-        elif kind == LogType.TODO_UPDATE:
-            todo = log["detail"]
+        if bounded and len(thinking) + len(calls) > MAX_KEPT_ENTRIES:
+            overflow, thinking, calls = True, [], []
+    if overflow:
+        return {"overflow": True, "todoList": todo}
     return {"thinking": thinking, "toolCalls": calls, "todoList": todo}
 
 
@@ -798,7 +817,7 @@ def meta_content(logs: list[dict], kind: str, *, kept: dict | None = None) -> di
     text, ``message``, ``detail``, in seq order). ``kept`` (a visit's
     :func:`meta_kept`) stands in for ``logs`` for the other kinds.
     """
-    kept = kept if kept is not None else meta_kept(logs)
+    kept = kept if kept is not None else meta_kept(logs, bounded=False)
     content: dict = {}
     if kind in (KIND_THINKING, KIND_ALL):
         content["thinking"] = "\n".join(kept["thinking"])
@@ -874,6 +893,8 @@ def _meta_fitted(target: Target, kind: str, max_bytes: int) -> tuple[tuple[str, 
             _META_FITTED.move_to_end(key)
             return found
     kept = None if kind == KIND_ALL else _json(target.column)
+    if kept is not None and kept.get("overflow") and kind != KIND_TODO:
+        kept = None  # the row keeps the todo list only: read the logs
     logs = _logs_read(target.pk, _KIND_LOG_TYPES.get(kind, ())) if kept is None else []
     content = meta_content(logs, kind, kept=kept)
     made = (tuple(content), fit_json(content, max_bytes))

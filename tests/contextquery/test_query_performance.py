@@ -184,3 +184,19 @@ def test_the_fast_field_check_never_disagrees_with_the_serializer(endpoint, body
     assert serializer.is_valid(), serializer.errors
     expected = {key: serializer.validated_data.get(key) for key in queries.BODY_KEYS[endpoint]}
     assert fast == {key: (str(v) if key == "visitUuid" and v is not None else v) for key, v in expected.items()}
+
+
+def test_a_visit_past_the_kept_entries_keeps_its_todo_list_only_and_meta_reads_the_logs(record, monkeypatch):
+    monkeypatch.setattr(queries, "MAX_KEPT_ENTRIES", 3)
+    rec = record(CHAIN)
+    a = rec.visit("A", complete=False)
+    todo = [{"text": "look", "status": "pending"}]
+    recording.logs_append(visit=a, logs=[{"type": "THINKING", "message": f"thought {n}"} for n in range(5)])
+    recording.logs_append(visit=a, logs=[{"type": "TODO_UPDATE", "detail": todo}])
+    a.refresh_from_db()
+    assert a.meta_content == {"overflow": True, "todoList": todo}
+    b = rec.visit("B", a, complete=False)
+    reader = queries.reader_authenticate(raw=tokens.token_issue(visit=b).token)
+    thinking = queries.meta_query(reader=reader, node_id="A", kind="THINKING")["thinking"]
+    assert thinking == "\n".join(f"thought {n}" for n in range(5))
+    assert queries.meta_query(reader=reader, node_id="A", kind="TODO")["todoList"] == todo
