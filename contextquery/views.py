@@ -513,25 +513,11 @@ def visit_output_raw(request, run_id, visit_uuid):
     return response
 
 
-@staff_required
-@require_POST
-def visit_missed_failure(request, run_id, visit_uuid):
-    """Mark (``action=mark`` with a ``note`` and a ``category``) or unmark a reply that passed as
-    a missed failure (SPEC §3.3a)."""
-    run = _run_or_404(run_id)
-    visit = _visit_or_404(run, visit_uuid)
+def _mark_answered(request, run, visit, mark) -> HttpResponse:
+    """Run ``mark()`` (which returns the success message) and come back to the
+    visit's verdict; a refused mark's reasons become error messages (403 stays 403)."""
     try:
-        if request.POST.get("action") == "unmark":
-            marks.reply_unmark_false_positive(subject=visit.visit_uuid, user=request.user)
-            messages.success(request, _("The missed-failure mark was removed."))
-        else:
-            marks.reply_mark_missed_failure(
-                subject=visit.visit_uuid,
-                user=request.user,
-                note=request.POST.get("note", ""),
-                category=request.POST.get("category", ""),
-            )
-            messages.success(request, _("Marked as a missed failure; train_detector will learn from it."))
+        messages.success(request, mark())
     except (Invalid, Conflict, Forbidden, NotFound) as error:
         if isinstance(error, Forbidden):
             raise PermissionDenied(error.message) from None
@@ -539,6 +525,29 @@ def visit_missed_failure(request, run_id, visit_uuid):
         for text in texts:
             messages.error(request, text)
     return redirect(reverse("contextquery:visit", args=[run.run_id, visit.visit_uuid]) + "#verdict")
+
+
+@staff_required
+@require_POST
+def visit_missed_failure(request, run_id, visit_uuid):
+    """Mark (``action=mark`` with a ``note`` and a ``category``) or unmark a reply that passed as
+    a missed failure (SPEC §3.3a)."""
+    run = _run_or_404(run_id)
+    visit = _visit_or_404(run, visit_uuid)
+
+    def mark():
+        if request.POST.get("action") == "unmark":
+            marks.reply_unmark_false_positive(subject=visit.visit_uuid, user=request.user)
+            return _("The missed-failure mark was removed.")
+        marks.reply_mark_missed_failure(
+            subject=visit.visit_uuid,
+            user=request.user,
+            note=request.POST.get("note", ""),
+            category=request.POST.get("category", ""),
+        )
+        return _("Marked as a missed failure; train_detector will learn from it.")
+
+    return _mark_answered(request, run, visit, mark)
 
 
 @staff_required
@@ -547,24 +556,15 @@ def visit_false_positive(request, run_id, visit_uuid):
     """Mark (``action=mark`` with a ``note``) or unmark a pattern's verdict as wrong."""
     run = _run_or_404(run_id)
     visit = _visit_or_404(run, visit_uuid)
-    try:
+
+    def mark():
         if request.POST.get("action") == "unmark":
             marks.reply_unmark_false_positive(subject=visit.visit_uuid, user=request.user)
-            messages.success(request, _("The false-positive mark was removed."))
-        else:
-            marks.reply_mark_false_positive(
-                subject=visit.visit_uuid, user=request.user, note=request.POST.get("note", "")
-            )
-            messages.success(
-                request, _("Marked as a false positive of “%(name)s”.") % {"name": visit.matched_pattern_name}
-            )
-    except (Invalid, Conflict, Forbidden, NotFound) as error:
-        if isinstance(error, Forbidden):
-            raise PermissionDenied(error.message) from None
-        texts = [t for group in (error.errors or {}).values() for t in group] or [error.message]
-        for text in texts:
-            messages.error(request, text)
-    return redirect(reverse("contextquery:visit", args=[run.run_id, visit.visit_uuid]) + "#verdict")
+            return _("The false-positive mark was removed.")
+        marks.reply_mark_false_positive(subject=visit.visit_uuid, user=request.user, note=request.POST.get("note", ""))
+        return _("Marked as a false positive of “%(name)s”.") % {"name": visit.matched_pattern_name}
+
+    return _mark_answered(request, run, visit, mark)
 
 
 @staff_required
