@@ -25,6 +25,11 @@ class PatternSerializer(StrictModelSerializer):
     description = StrictCharField(required=False, allow_blank=True, trim_whitespace=False)
     retryable = StrictBooleanField(required=False)
     priority = StrictIntegerField(required=False, min_value=-(2**31), max_value=2**31 - 1)
+    scope = serializers.ChoiceField(
+        choices=["error", "anywhere"],
+        required=False,
+        help_text="error (default): matches only where the reply is an error (SPEC §3.3); anywhere: wherever it occurs.",
+    )
     isBuiltIn = serializers.BooleanField(source="is_built_in", read_only=True)
     hitCount = serializers.IntegerField(source="hit_count", read_only=True)
     lastHitAt = serializers.DateTimeField(source="last_hit_at", read_only=True, allow_null=True)
@@ -44,6 +49,7 @@ class PatternSerializer(StrictModelSerializer):
             "category",
             "retryable",
             "priority",
+            "scope",
             "hitCount",
             "lastHitAt",
             "createdAt",
