@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.utils.translation import gettext as _
 
 from patterns.builtins import BUILTINS
@@ -319,7 +320,10 @@ def patterns_reset(*, actor=None, actor_label: str | None = None, via: str) -> R
     """
     deleted = restored = inserted = 0
     with transaction.atomic():
-        for custom in HermesErrorPattern.objects.select_for_update().filter(is_built_in=False).order_by("pk"):
+        shipped_keys = {definition["key"] for definition in BUILTINS}
+        # A built-in whose key is no longer shipped (retired by an upgrade) goes like a custom one.
+        unshipped = Q(is_built_in=False) | ~Q(key__in=shipped_keys)
+        for custom in HermesErrorPattern.objects.select_for_update().filter(unshipped).order_by("pk"):
             _record(
                 target=custom,
                 action=Action.RESET,
@@ -333,7 +337,6 @@ def patterns_reset(*, actor=None, actor_label: str | None = None, via: str) -> R
             custom.delete()
             deleted += 1
         stored = {p.key: p for p in HermesErrorPattern.objects.select_for_update().filter(is_built_in=True)}
-        shipped_keys = {definition["key"] for definition in BUILTINS}
         # A built-in may carry a suffixed name (its name was taken when it was
         # seeded) or another built-in's old name; park every name that must
         # move first so the unique constraint never trips half-way.

@@ -21,7 +21,15 @@ from django.conf import settings
 from django.db.models import F
 from django.utils import timezone
 
-from patterns.matching import Detection, Matcher, SetTooCostly, blank_detection, compile_patterns, is_blank
+from patterns.matching import (
+    Detection,
+    Matcher,
+    SetTooCostly,
+    blank_detection,
+    compile_patterns,
+    is_blank,
+    verdict_json,
+)
 from patterns.models import HermesErrorPattern, PatternSetVersion
 
 logger = logging.getLogger(__name__)
@@ -130,6 +138,27 @@ def detect_matches(text: str | None) -> list[Detection]:
     if is_blank(text):
         return []
     return current_matcher().matches(text, **_windows())
+
+
+def match_json(detection: Detection) -> dict:
+    """One entry of ``matches``: ``{id, key, name, category, retryable, span}``."""
+    return {
+        "id": detection.pattern_id,
+        "key": detection.key,
+        "name": detection.name,
+        "category": detection.category,
+        "retryable": detection.retryable,
+        "span": list(detection.span),
+    }
+
+
+def detect_json(text: str | None) -> dict:
+    """The verdict of ``POST /detect`` and ``manage.py detect`` (SPEC §3.4): the
+    verdict of :func:`detect` plus ``matches``, every enabled pattern that
+    matches in ``(priority, id)`` order (empty for a blank reply)."""
+    verdict = verdict_json(detect(text))
+    verdict["matches"] = [match_json(found) for found in detect_matches(text)]
+    return verdict
 
 
 def patterns_changed(*, using: str = "default") -> None:

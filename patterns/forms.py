@@ -22,7 +22,7 @@ class PatternForm(forms.ModelForm):
         widgets = {
             # The whole text shows, with its limit (SPEC §3.5); no maxlength: over-long
             # text is refused with a message, never cut by the browser.
-            "pattern": forms.Textarea(attrs={"rows": 4, "spellcheck": "false", "autocomplete": "off", "wrap": "soft"}),
+            "pattern": forms.Textarea(attrs={"rows": 7, "spellcheck": "false", "autocomplete": "off", "wrap": "soft"}),
             "description": forms.Textarea(attrs={"rows": 3}),
         }
         help_texts = {

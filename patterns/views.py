@@ -11,7 +11,7 @@ from django.utils.translation import gettext_lazy, ngettext
 from django.views.decorators.http import require_http_methods, require_POST
 
 from patterns import changes, marks, trials
-from patterns.detection import detect
+from patterns.detection import compile_status, detect, detect_matches
 from patterns.filters import PatternFilter
 from patterns.forms import PatternForm, TryReplyForm
 from patterns.models import Category, HermesErrorPattern, PatternChange
@@ -63,10 +63,14 @@ def try_reply(text: str) -> dict:
         }
     found = detect(text)
     if found is None:
-        return {"found": None, "before": text, "match": "", "after": ""}
+        return {"found": None, "before": text, "match": "", "after": "", "matches": []}
     start, end = found.span
     return {
         "found": found,
+        "matches": [
+            {"found": match, "category_label": Category.label_of(match.category), "text": text[slice(*match.span)]}
+            for match in detect_matches(text)
+        ],
         "category_label": Category.label_of(found.category),
         "before": text[:start],
         "match": text[start:end],
@@ -130,6 +134,7 @@ def pattern_list(request):
             "query": query.urlencode(),
             "try_form": TryReplyForm(),
             "categories": Category.choices,
+            "compile_status": compile_status(),
         },
     )
 
@@ -147,6 +152,7 @@ def pattern_detail(request, pk):
             "pattern": pattern,
             "history": history_rows(history),
             "false_positives": marks.pattern_false_positive_count(pattern=pattern),
+            "compile_status": compile_status(),
         },
     )
 
@@ -230,7 +236,11 @@ def pattern_delete(request, pk):
 @require_POST
 def pattern_toggle(request, pk):
     """The enabled switch: flip and go back."""
-    pattern = changes.pattern_toggle(target=get_object_or_404(HermesErrorPattern, pk=pk), **_who(request))
+    try:
+        pattern = changes.pattern_toggle(target=get_object_or_404(HermesErrorPattern, pk=pk), **_who(request))
+    except Invalid as refused:
+        messages.error(request, refused.message)
+        return _back(request, reverse("patterns:list"))
     if pattern.enabled:
         messages.success(request, _("Enabled “%(name)s”.") % {"name": pattern.name})
     else:
@@ -243,7 +253,9 @@ def pattern_toggle(request, pk):
 def pattern_copy(request, pk):
     """Copy into an editable custom pattern and open its edit form."""
     copy = changes.pattern_copy(source=get_object_or_404(HermesErrorPattern, pk=pk), **_who(request))
-    messages.success(request, _("Copied to “%(name)s”; edit it below.") % {"name": copy.name})
+    messages.success(
+        request, _("Copied to “%(name)s”; it starts disabled: edit it below, then enable it.") % {"name": copy.name}
+    )
     return redirect("patterns:edit", pk=copy.pk)
 
 

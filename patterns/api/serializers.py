@@ -86,21 +86,36 @@ class PatternDetailSerializer(PatternSerializer):
 
 
 class DetectRequestSerializer(StrictSerializer):
-    """``POST /detect`` body: ``{text}``, a string (blank matches nothing)."""
+    """``POST /detect`` body: ``{text}``, a string (a blank one is an error, ``matchedBy: "blank"``)."""
 
     text = StrictCharField(allow_blank=True, trim_whitespace=False)
 
 
+class DetectMatchSerializer(serializers.Serializer):
+    """One enabled pattern that matches the text."""
+
+    id = serializers.IntegerField()
+    key = serializers.CharField(allow_null=True)
+    name = serializers.CharField()
+    category = serializers.CharField()
+    retryable = serializers.BooleanField()
+    span = serializers.ListField(child=serializers.IntegerField(), min_length=2, max_length=2)
+
+
 class DetectResultSerializer(serializers.Serializer):
-    """``POST /detect`` answer; ``span`` is ``[start, end]`` in the text's offsets."""
+    """``POST /detect`` answer; ``span`` is ``[start, end]`` in the text's offsets.
+    ``matchedBy`` is ``pattern`` or ``blank`` (a blank text is an error, category
+    ``incomplete``, with no pattern), null when the text is no error."""
 
     isError = serializers.BooleanField()
+    matchedBy = serializers.CharField(allow_null=True, help_text='"pattern" or "blank"; null when no error.')
     matchedPatternId = serializers.IntegerField(allow_null=True)
     matchedPatternKey = serializers.CharField(allow_null=True)
     matchedPatternName = serializers.CharField(allow_null=True)
     category = serializers.CharField(allow_null=True)
     retryable = serializers.BooleanField(allow_null=True)
     span = serializers.ListField(child=serializers.IntegerField(), min_length=2, max_length=2, allow_null=True)
+    matches = DetectMatchSerializer(many=True, help_text="Every enabled pattern that matches, in (priority, id) order.")
 
 
 class ResetResultSerializer(serializers.Serializer):

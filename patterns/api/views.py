@@ -18,9 +18,8 @@ from patterns.api.serializers import (
     PatternSerializer,
     ResetResultSerializer,
 )
-from patterns.detection import detect
+from patterns.detection import detect_json
 from patterns.filters import PatternFilter
-from patterns.matching import verdict_json
 from patterns.models import HermesErrorPattern
 
 #: Actions any authenticated user may call; everything else needs staff.
@@ -118,6 +117,11 @@ class PatternViewSet(viewsets.ModelViewSet):
 
     @extend_schema(
         summary="Try a reply against the enabled patterns (counts no hit)",
+        description=(
+            "A blank text is an error: isError true, matchedBy \"blank\", category incomplete, no pattern. "
+            "Otherwise the first enabled pattern in (priority, id) order that matches decides (matchedBy "
+            "\"pattern\"); matches lists every enabled pattern that matches, in that order."
+        ),
         request=DetectRequestSerializer,
         responses={200: DetectResultSerializer},
     )
@@ -125,4 +129,4 @@ class PatternViewSet(viewsets.ModelViewSet):
     def detect(self, request, *args, **kwargs):
         body = DetectRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        return Response(verdict_json(detect(body.validated_data["text"])))
+        return Response(detect_json(body.validated_data["text"]))

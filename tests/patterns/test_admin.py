@@ -26,6 +26,7 @@ def form_data(target, **changes):
         "description": target.description,
         "category": target.category,
         "priority": target.priority,
+        "scope": target.scope,
         "changes-TOTAL_FORMS": "0",
         "changes-INITIAL_FORMS": "0",
         "changes-MIN_NUM_FORMS": "0",

@@ -273,12 +273,23 @@ def test_detect_reports_the_matching_pattern_and_its_span(user_client):
     data = envelope_body(user_client.post(f"{URL}/detect", {"text": text}, format="json"))["data"]
     assert data == {
         "isError": True,
+        "matchedBy": "pattern",
         "matchedPatternId": custom.pk,
         "matchedPatternKey": None,
         "matchedPatternName": custom.name,
         "category": "server_error",
         "retryable": True,
         "span": [7, 24],
+        "matches": [
+            {
+                "id": custom.pk,
+                "key": None,
+                "name": custom.name,
+                "category": "server_error",
+                "retryable": True,
+                "span": [7, 24],
+            }
+        ],
     }
 
 

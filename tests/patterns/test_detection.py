@@ -374,12 +374,16 @@ def test_the_detect_command_prints_the_verdict_as_json(only, capsys):
     verdict = json.loads(capsys.readouterr().out)
     assert verdict == {
         "isError": True,
+        "matchedBy": "pattern",
         "matchedPatternId": pattern.pk,
         "matchedPatternKey": None,
         "matchedPatternName": pattern.name,
         "category": "quota",
         "retryable": False,
         "span": [2, 16],
+        "matches": [
+            {"id": pattern.pk, "key": None, "name": pattern.name, "category": "quota", "retryable": False, "span": [2, 16]}
+        ],
     }
 
 
