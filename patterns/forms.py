@@ -79,6 +79,10 @@ class PatternForm(forms.ModelForm):
             del errors[name]
         return None if "pattern" in errors else self.cleaned_data["pattern"]
 
+    def trial_scope(self) -> str | None:
+        """The scope chosen in the form for a trial, or None when missing."""
+        return self.cleaned_data.get("scope") or None
+
 
 class TryReplyForm(forms.Form):
     """The "Try a reply" box: paste an agent reply, see which pattern matches."""

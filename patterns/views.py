@@ -211,7 +211,7 @@ def pattern_trial(request, pk=None):
     pattern_text = form.trial_pattern()
     trial = None
     if pattern_text is not None:
-        trial = trials.pattern_draft_trial(pattern_text=pattern_text, pattern=pattern)
+        trial = trials.pattern_draft_trial(pattern_text=pattern_text, pattern=pattern, scope=form.trial_scope())
     return render(request, "patterns/form.html", {"form": form, "pattern": pattern, "trial": trial})
 
 
