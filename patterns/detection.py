@@ -61,7 +61,9 @@ def _remember_compiled(version: int, rules: list[dict]) -> None:
 
 def _fallback(version: int, refused: SetTooCostly, previous: Matcher | None) -> Matcher:
     """The matcher of the last set that compiled: this process's, else the stored one."""
-    logger.error("The enabled error patterns (version %s) do not compile: %s; keeping the last set that did.", version, refused)
+    logger.error(
+        "The enabled error patterns (version %s) do not compile: %s; keeping the last set that did.", version, refused
+    )
     PatternSetVersion.objects.filter(pk=1, version=version).update(compile_error=str(refused))
     if previous is not None:
         return previous

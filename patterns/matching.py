@@ -238,7 +238,13 @@ _BODY = r"[\[{](?s:.){0,30}?[\"'](?:error|detail)[\"']\s*:"
 
 #: The opening of a reply that is an error, after an optional "Something: " prefix.
 _OPENING = (
-    r"^" + _LEAD + r"(?:[^\n:：]{1,40}[:：] ?)?" + _LEAD + r"(?:" + "|".join((_LABEL, _EXCEPTION, _WRAPPER, _STATUS, _BODY)) + r")"
+    r"^"
+    + _LEAD
+    + r"(?:[^\n:：]{1,40}[:：] ?)?"
+    + _LEAD
+    + r"(?:"
+    + "|".join((_LABEL, _EXCEPTION, _WRAPPER, _STATUS, _BODY))
+    + r")"
 )
 
 #: What follows a label when the line is a glossary entry or an explanation.
@@ -276,9 +282,7 @@ _GOES_ON = (
 #: Details after ":" in a provider message (not a definition: "余额不足：指…").
 _DETAIL = r"(?:" + _GOES_ON + r"|[\d\"'“{\[(<]|https?:|(?-i:[A-Z]{2,})|sk-|\S*[_\d])"
 #: The end of a short provider sentence, tried right after the phrase.
-_SENTENCE_END = (
-    r"\s*(?:\z|请|您|[.!。！?？,，;；…]+\s*(?:\z|" + _GOES_ON + r")|[(（\[]|[:：]\s*" + _DETAIL + r")"
-)
+_SENTENCE_END = r"\s*(?:\z|请|您|[.!。！?？,，;；…]+\s*(?:\z|" + _GOES_ON + r")|[(（\[]|[:：]\s*" + _DETAIL + r")"
 #: The rest of the phrase's sentence (a few words, no line break), before its end.
 _SENTENCE_REST = r"[^\n.!?。！？,，;；:：(（\[]{1,100}"
 
@@ -306,9 +310,7 @@ class SetTooCostly(ValueError):
         if size is None:
             message = "The enabled patterns together are too costly to compile."
         else:
-            message = (
-                f"The enabled patterns together are too costly to compile ({size} instructions, at most {limit})."
-            )
+            message = f"The enabled patterns together are too costly to compile ({size} instructions, at most {limit})."
         super().__init__(message)
 
 
@@ -582,8 +584,9 @@ class Matcher:
                 continue
             compiled[id(rule)] = program
             total += program.programsize
-        if total > MAX_SET_PROGRAM_SIZE:
-            raise SetTooCostly(size=total)
+            if total > MAX_SET_PROGRAM_SIZE:
+                # Stop at the first rule past the bound: ``size`` is then a lower bound.
+                raise SetTooCostly(size=total)
         self.program_size = total
         self._anywhere = _Group([r for r in self.rules if r.scope == SCOPE_ANYWHERE], compiled)
         self._error = _Group([r for r in self.rules if r.scope == SCOPE_ERROR], compiled)
@@ -603,7 +606,10 @@ class Matcher:
         found_by_group = []
         for group, places in (
             (self._anywhere, self._windows(text, head_chars, tail_chars) if len(self._anywhere) else []),
-            (self._error, error_regions(text, head_chars=head_chars, tail_chars=tail_chars) if len(self._error) else []),
+            (
+                self._error,
+                error_regions(text, head_chars=head_chars, tail_chars=tail_chars) if len(self._error) else [],
+            ),
         ):
             folded_places = []
             found: dict = {}

@@ -7,7 +7,14 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
-from patterns.matching import MAX_SET_PROGRAM_SIZE, REGEX_PREFIX, SCOPE_ANYWHERE, SCOPE_ERROR, PatternRefused, validate_pattern
+from patterns.matching import (
+    MAX_SET_PROGRAM_SIZE,
+    REGEX_PREFIX,
+    SCOPE_ANYWHERE,
+    SCOPE_ERROR,
+    PatternRefused,
+    validate_pattern,
+)
 
 
 class Category(models.TextChoices):

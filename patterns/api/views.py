@@ -118,9 +118,9 @@ class PatternViewSet(viewsets.ModelViewSet):
     @extend_schema(
         summary="Try a reply against the enabled patterns (counts no hit)",
         description=(
-            "A blank text is an error: isError true, matchedBy \"blank\", category incomplete, no pattern. "
+            'A blank text is an error: isError true, matchedBy "blank", category incomplete, no pattern. '
             "Otherwise the first enabled pattern in (priority, id) order that matches decides (matchedBy "
-            "\"pattern\"); matches lists every enabled pattern that matches, in that order."
+            '"pattern"); matches lists every enabled pattern that matches, in that order.'
         ),
         request=DetectRequestSerializer,
         responses={200: DetectResultSerializer},

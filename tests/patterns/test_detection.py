@@ -382,7 +382,14 @@ def test_the_detect_command_prints_the_verdict_as_json(only, capsys):
         "retryable": False,
         "span": [2, 16],
         "matches": [
-            {"id": pattern.pk, "key": None, "name": pattern.name, "category": "quota", "retryable": False, "span": [2, 16]}
+            {
+                "id": pattern.pk,
+                "key": None,
+                "name": pattern.name,
+                "category": "quota",
+                "retryable": False,
+                "span": [2, 16],
+            }
         ],
     }
 
