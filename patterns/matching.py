@@ -448,16 +448,18 @@ def error_regions(text: str, *, head_chars: int, tail_chars: int) -> list[Region
     if head_end:
         head = text[:head_end]
         opening = _OPENING_RE.search(head)
-        if opening is not None and _DEFINITION_RE.match(text, opening.end()) is None:
+        if opening is not None and _DEFINITION_RE.match(text[opening.end() : opening.end() + 40]) is None:
             regions.append(Region(0, min(head_end, opening.end() + OPENING_REACH)))
         lead = _LEAD_RE.match(head)
         regions.append(Region(0, head_end, lead.end() if lead is not None else 0))
     if size > head_end and tail_chars <= 0:
         return regions
     tail_start = max(0, size - tail_chars) if size > head_end else 0
-    block = _TAIL_BLOCK_RE.search(text, tail_start)
-    if block is not None and block.start() > 0 and not _introduced(text, block.start()):
-        regions.append(Region(block.start(), size))
+    # re2 reads a slice (the tail window, and one character before it for ^).
+    origin = max(0, tail_start - 1)
+    block = _TAIL_BLOCK_RE.search(text[origin:], tail_start - origin)
+    if block is not None and origin + block.start() > 0 and not _introduced(text, origin + block.start()):
+        regions.append(Region(origin + block.start(), size))
     blank = text.rfind("\n\n", tail_start)
     if blank >= 0:
         para = blank + 2
@@ -465,9 +467,13 @@ def error_regions(text: str, *, head_chars: int, tail_chars: int) -> list[Region
             para += 1
         lines = text[para:].split("\n")
         if para < size and not _introduced(text, para) and not any(line.startswith(("`", ">")) for line in lines):
-            lead = _TAIL_LEAD_RE.match(text, para)
-            regions.append(Region(para, size, lead.end() if lead is not None else para))
+            lead = _TAIL_LEAD_RE.match(text[para : para + 10])
+            regions.append(Region(para, size, para + (lead.end() if lead is not None else 0)))
     return regions
+
+
+#: How much text after a phrase :func:`sentence_goes_on` reads.
+_AFTER_CHARS = 300
 
 
 def sentence_goes_on(text: str, start: int, end: int) -> bool:
@@ -482,16 +488,18 @@ def sentence_goes_on(text: str, start: int, end: int) -> bool:
     """
     if end < len(text) and end > start and _ascii_word(text[end - 1]) and _ascii_word(text[end]):
         return False
-    if _CONNECTOR_RE.match(text, end) is not None:
+    # What follows, bounded; a NUL stands for "more text" so \z means the reply's end.
+    after = text[end : end + _AFTER_CHARS] + ("\x00" if end + _AFTER_CHARS < len(text) else "")
+    if _CONNECTOR_RE.match(after) is not None:
         return False
     if end - start >= LONG_PHRASE_CHARS or text[end - 1] in ":：":
         return True
-    if _SENTENCE_END_RE.match(text, end) is not None:
+    if _SENTENCE_END_RE.match(after) is not None:
         return True
-    rest = _SENTENCE_REST_RE.match(text, end)
+    rest = _SENTENCE_REST_RE.match(after)
     if rest is None or _PROSE_RE.search(rest.group()) is not None:
         return False
-    return _SENTENCE_END_RE.match(text, rest.end()) is not None
+    return _SENTENCE_END_RE.match(after, rest.end()) is not None
 
 
 # --- the matcher ----------------------------------------------------------------------------
