@@ -206,12 +206,13 @@ LONG_PHRASE_CHARS = 30
 _LEAD = r"[^\pL\pN`\"“'>\n]{0,6}"
 
 #: An error label in any dress: up to two words, a token ending in an error noun,
-#: up to two more words, closing marks, then ":", a newline, "(" or ",":
+#: up to two qualifiers ("from X", "in thread", a status code, "(…)"; not "handling"), closing marks, then ":", a newline, "(" or ",":
 #: "Error:", "[Error]:", "**Error:**", "API Error (", "Upstream error from X:",
 #: "openai.RateLimitError:", "错误：", "[Agent运行错误]:", "Something went wrong:".
 _LABEL = (
     r"(?:[\pL\[]\S* ){0,2}[\pL\pN._\[{\"':,]*?(?:error|exception|failure|detail|错误|失败|ошибка|wrong)"
-    r"(?: \S+){0,2}[\"\]*]* ?[:：\n(，,]"
+    r"(?: (?:from|in|on|at|while|calling|during|for|occurred|details?|message|code|text|response|type)\b"
+    r"(?: [^\s:：]+)?| \d{3}\b| \([^)\n]{0,40}\)){0,2}[\"\]*]* ?[:：\n(，,]"
 )
 #: Exception names of any suffix: a dotted path ending in a CamelCase name
 #: ("google.api_core.exceptions.ResourceExhausted:", "httpx.ReadTimeout:") or a
@@ -272,7 +273,8 @@ _CONNECTOR = (
 #: Verbs of prose inside the rest of a short sentence.
 _PROSE = (
     r"\b(?:is|are|was|were|be|been|means?|can|should|will|would|could|may|might|do|does|did|has|have|had"
-    r"|happens?|occurs?)\b|的|时|是|会|可以|通常"
+    r"|happens?|occurs?|because|since|which|who|yesterday|today|now|also|just|still|already|we|our|i|my)\b"
+    r"|的|时|是|会|可以|通常|我们|已经"
 )
 #: How provider messages go on after a sentence ends.
 _GOES_ON = (

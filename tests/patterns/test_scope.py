@@ -83,6 +83,11 @@ def test_a_quota_message_without_a_retry_hint_stays_quota():
         "Rate limit exceeded errors are now retried with exponential backoff.",
         "The servers are overloaded during peak hours, so schedule the batch at night.",
         "API call failed after 3 retries is what hermes-agent prints when every retry fails.",
+        "Authentication failed for two users yesterday because their tokens expired.",
+        "Insufficient balance alerts now go to the finance channel.",
+        "Error handling: every view maps domain errors to 422.",
+        "Quota exceeded for the free tier, so I moved the job to the paid project and it finished.",
+        "访问量过大导致了昨天的故障，我们已经扩容。",
     ],
 )
 def test_prose_glossaries_and_introduced_quotes_are_not_errors(reply):
@@ -117,6 +122,9 @@ def test_prose_glossaries_and_introduced_quotes_are_not_errors(reply):
         "{'error': ",
         '{"error": {"message": "',
         "Workflow execution failure: Error: ",
+        "An error occurred: ",
+        "Upstream error from Alibaba: ",
+        "ChatGPT error 429: ",
     ],
 )
 def test_a_reply_that_starts_with_an_opening_is_the_error(opening):
