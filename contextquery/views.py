@@ -335,10 +335,16 @@ def reply_marked(visit: Visit, *, limit: int = INLINE_CHARS) -> dict | None:
     text = visit.final_text
     if not text or not visit.matched_pattern_text:
         return None
-    rule = {"id": 0, "name": visit.matched_pattern_name, "pattern": visit.matched_pattern_text}
-    found = compile_patterns([rule]).detect(
-        text, head_chars=settings.PATTERNS_SCAN_CHARS, tail_chars=settings.PATTERNS_SCAN_TAIL_CHARS
-    )
+    found = None
+    # The visit keeps the pattern's text, not its scope: where the reply is an
+    # error first, then anywhere.
+    for scope in ("error", "anywhere"):
+        rule = {"id": 0, "name": visit.matched_pattern_name, "pattern": visit.matched_pattern_text, "scope": scope}
+        found = compile_patterns([rule]).detect(
+            text, head_chars=settings.PATTERNS_SCAN_CHARS, tail_chars=settings.PATTERNS_SCAN_TAIL_CHARS
+        )
+        if found is not None:
+            break
     if found is None or found.span[1] > limit:
         return None
     start, end = found.span

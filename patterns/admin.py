@@ -45,10 +45,11 @@ class HermesErrorPatternAdmin(admin.ModelAdmin):
         "category",
         "retryable",
         "priority",
+        "scope",
         "hit_count",
         "last_hit_at",
     ]
-    list_filter = ["enabled", "is_built_in", "category", "retryable"]
+    list_filter = ["enabled", "is_built_in", "category", "retryable", "scope"]
     search_fields = ["name", "pattern", "description", "key"]
     ordering = ["priority", "id"]
     actions = ["delete_selected", "enable_selected", "disable_selected"]

@@ -19,14 +19,17 @@ from dataclasses import dataclass
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.utils.translation import gettext as _
 
 from patterns.builtins import BUILTINS
-from patterns.models import HermesErrorPattern, PatternChange
+from patterns.detection import RULE_FIELDS, enabled_rules
+from patterns.matching import SetTooCostly, compile_patterns
+from patterns.models import SET_TOO_COSTLY, HermesErrorPattern, PatternChange
 from project.errors import Conflict, Invalid
 
 #: The fields a person may edit; a history row snapshots exactly these.
-EDITABLE_FIELDS = ("name", "pattern", "enabled", "description", "category", "retryable", "priority")
+EDITABLE_FIELDS = ("name", "pattern", "enabled", "description", "category", "retryable", "priority", "scope")
 #: Fields of a built-in that never change (SPEC §3.2).
 BUILT_IN_READ_ONLY = ("name", "pattern")
 VIA = ("api", "page", "admin", "command")
@@ -83,6 +86,23 @@ def _validate(candidate: HermesErrorPattern) -> None:
         raise Invalid.from_django(refused) from None
 
 
+def refuse_costly_set(*changed: HermesErrorPattern) -> None:
+    """Raise ``Invalid`` (422 on ``pattern``, naming the limit) when the enabled
+    set, with ``changed`` as they are about to be stored, would be too costly
+    to compile as a whole (SPEC §3.1, §3.3). Nothing to check when none of
+    ``changed`` is enabled."""
+    if not any(target.enabled for target in changed):
+        return
+    ids = {target.pk for target in changed if target.pk}
+    rules = [rule for rule in enabled_rules() if rule["id"] not in ids]
+    rules += [{field: getattr(t, field) for field in RULE_FIELDS} for t in changed if t.enabled]
+    try:
+        compile_patterns(rules)
+    except SetTooCostly as refused:
+        size = refused.size if refused.size is not None else "?"
+        raise Invalid.field("pattern", SET_TOO_COSTLY % {"size": size, "limit": refused.limit}) from None
+
+
 def _save(candidate: HermesErrorPattern) -> None:
     """Save; a name taken by a concurrent request (after validation passed) is
     still a 422 on the name, never a 500."""
@@ -118,6 +138,7 @@ def pattern_create(*, values: dict, actor=None, actor_label: str | None = None, 
     _check_values(values)
     candidate = HermesErrorPattern(**values)
     _validate(candidate)
+    refuse_costly_set(candidate)
     with transaction.atomic():
         _save(candidate)
         _record(
@@ -151,6 +172,7 @@ def pattern_update(
         if pattern_snapshot(current) == before:
             return current
         _validate(current)
+        refuse_costly_set(current)
         _save(current)
         _record(
             target=current,
@@ -202,6 +224,7 @@ def pattern_toggle(
 def _set_enabled(current: HermesErrorPattern, enabled: bool, *, actor, actor_label, via) -> None:
     before = pattern_snapshot(current)
     current.enabled = enabled
+    refuse_costly_set(current)
     current.save(update_fields=["enabled", "updated_at"])
     _record(
         target=current,
@@ -248,11 +271,13 @@ def pattern_copy(
     *, source: HermesErrorPattern, actor=None, actor_label: str | None = None, via: str
 ) -> HermesErrorPattern:
     """Create an editable custom pattern from ``source`` (built-in or not): same
-    text, description, category, retryable flag, priority and enabled state,
-    name + " (copy)" made unique. Its hits start at zero."""
+    text, description, category, retryable flag, priority and scope, disabled,
+    name + " (copy)" made unique. It starts disabled until ops enable it
+    (SPEC §3.5); its hits start at zero."""
     with transaction.atomic():
         values = pattern_snapshot(source)
         values["name"] = copy_name(source.name)
+        values["enabled"] = False
         created = HermesErrorPattern(**values)
         _validate(created)
         _save(created)
@@ -295,7 +320,10 @@ def patterns_reset(*, actor=None, actor_label: str | None = None, via: str) -> R
     """
     deleted = restored = inserted = 0
     with transaction.atomic():
-        for custom in HermesErrorPattern.objects.select_for_update().filter(is_built_in=False).order_by("pk"):
+        shipped_keys = {definition["key"] for definition in BUILTINS}
+        # A built-in whose key is no longer shipped (retired by an upgrade) goes like a custom one.
+        unshipped = Q(is_built_in=False) | ~Q(key__in=shipped_keys)
+        for custom in HermesErrorPattern.objects.select_for_update().filter(unshipped).order_by("pk"):
             _record(
                 target=custom,
                 action=Action.RESET,
@@ -309,7 +337,6 @@ def patterns_reset(*, actor=None, actor_label: str | None = None, via: str) -> R
             custom.delete()
             deleted += 1
         stored = {p.key: p for p in HermesErrorPattern.objects.select_for_update().filter(is_built_in=True)}
-        shipped_keys = {definition["key"] for definition in BUILTINS}
         # A built-in may carry a suffixed name (its name was taken when it was
         # seeded) or another built-in's old name; park every name that must
         # move first so the unique constraint never trips half-way.

@@ -3,13 +3,17 @@
 :func:`detect` judges a reply with the enabled patterns: they are compiled
 once per change of the set (:mod:`patterns.matching`) and the matcher is
 reused until the version row says the set changed again, in any worker
-process. :func:`count_hit` records a hit without counting as a change;
+process. Should the stored set fail to compile (too costly as a whole), the
+last set that compiled stays in force: its rules are kept on the version row,
+so a new worker starts from it too, and :func:`compile_status` tells the
+pattern page. :func:`count_hit` records a hit without counting as a change;
 :func:`patterns_changed` marks a change. :func:`reply_detect` adds the learned
 second signal (SPEC §3.3a): the model judges what no pattern matched.
 """
 
 from __future__ import annotations
 
+import logging
 import secrets
 import threading
 from dataclasses import dataclass
@@ -20,8 +24,18 @@ from django.utils import timezone
 
 from patterns.classifier import ModelVerdict
 from patterns.detector import model_judged
-from patterns.matching import Detection, Matcher, compile_patterns, verdict_json
+from patterns.matching import (
+    Detection,
+    Matcher,
+    SetTooCostly,
+    blank_detection,
+    compile_patterns,
+    is_blank,
+    verdict_json,
+)
 from patterns.models import Category, HermesErrorPattern, PatternSetVersion
+
+logger = logging.getLogger(__name__)
 
 _cache_lock = threading.Lock()
 _cached: tuple[int | None, Matcher | None] = (None, None)
@@ -33,16 +47,39 @@ def _current_version() -> int:
 
 
 #: The fields of a pattern the matcher needs.
-RULE_FIELDS = ("id", "key", "name", "pattern", "category", "retryable", "priority")
+RULE_FIELDS = ("id", "key", "name", "pattern", "category", "retryable", "priority", "scope")
 
 
 def enabled_rules() -> list[dict]:
     """The enabled patterns as plain dicts of :data:`RULE_FIELDS`, for :func:`compile_patterns`."""
-    return list(HermesErrorPattern.objects.filter(enabled=True).values(*RULE_FIELDS))
+    return list(HermesErrorPattern.objects.filter(enabled=True).order_by("priority", "id").values(*RULE_FIELDS))
+
+
+def _remember_compiled(version: int, rules: list[dict]) -> None:
+    """Keep ``rules`` as the last set that compiled (one write per change, by the first worker)."""
+    PatternSetVersion.objects.filter(pk=1, version=version).exclude(compiled_version=version).update(
+        compiled_version=version, compiled_rules=rules, compile_error=""
+    )
+
+
+def _fallback(version: int, refused: SetTooCostly, previous: Matcher | None) -> Matcher:
+    """The matcher of the last set that compiled: this process's, else the stored one."""
+    logger.error(
+        "The enabled error patterns (version %s) do not compile: %s; keeping the last set that did.", version, refused
+    )
+    PatternSetVersion.objects.filter(pk=1, version=version).update(compile_error=str(refused))
+    if previous is not None:
+        return previous
+    stored = PatternSetVersion.objects.filter(pk=1).values_list("compiled_rules", flat=True).first()
+    try:
+        return compile_patterns(stored or [])
+    except SetTooCostly:  # pragma: no cover - a stored set compiled once
+        return compile_patterns([])
 
 
 def current_matcher() -> Matcher:
-    """The matcher for the enabled patterns as stored now (compiled once per change)."""
+    """The matcher for the enabled patterns as stored now (compiled once per change),
+    or, when they do not compile, for the last set that did (SPEC §3.3)."""
     global _cached
     # Read the version before the rows: a change that lands in between then
     # only causes one extra rebuild, never a stale matcher.
@@ -51,26 +88,82 @@ def current_matcher() -> Matcher:
     if matcher is not None and cached_version == version:
         return matcher
     with _cache_lock:
-        cached_version, matcher = _cached
-        if matcher is not None and cached_version == version:
-            return matcher
-        matcher = compile_patterns(enabled_rules())
+        cached_version, previous = _cached
+        if previous is not None and cached_version == version:
+            return previous
+        rules = enabled_rules()
+        try:
+            matcher = compile_patterns(rules)
+        except SetTooCostly as refused:
+            matcher = _fallback(version, refused, previous)
+        else:
+            _remember_compiled(version, rules)
         _cached = (version, matcher)
         return matcher
+
+
+@dataclass(frozen=True)
+class CompileStatus:
+    """Whether the stored set is the one in force (SPEC §3.3): ``failed`` when it
+    did not compile, ``error`` says why."""
+
+    failed: bool
+    error: str
+
+
+def compile_status() -> CompileStatus:
+    """Compile the current set if needed, then say whether it is in force."""
+    current_matcher()
+    row = PatternSetVersion.objects.filter(pk=1).values("version", "compiled_version", "compile_error").first()
+    if row is None or not row["compile_error"] or row["compiled_version"] == row["version"]:
+        return CompileStatus(failed=False, error="")
+    return CompileStatus(failed=True, error=row["compile_error"])
+
+
+def _windows() -> dict:
+    return {"head_chars": settings.PATTERNS_SCAN_CHARS, "tail_chars": settings.PATTERNS_SCAN_TAIL_CHARS}
 
 
 def detect(text: str | None) -> Detection | None:
     """Judge one reply against the enabled patterns (SPEC §3.3); counts no hit.
 
+    A blank reply (None, empty, whitespace) is FAILED: a :class:`Detection`
+    with ``matched_by="blank"``, category ``incomplete`` and no pattern.
     Windows come from ``settings.PATTERNS_SCAN_CHARS`` and
     ``settings.PATTERNS_SCAN_TAIL_CHARS``. Costs one small query per call to
     check the pattern-set version; recompiles only after a change.
     """
-    if not text or not text.strip():
-        return None
-    return current_matcher().detect(
-        text, head_chars=settings.PATTERNS_SCAN_CHARS, tail_chars=settings.PATTERNS_SCAN_TAIL_CHARS
-    )
+    if is_blank(text):
+        return blank_detection()
+    return current_matcher().detect(text, **_windows())
+
+
+def detect_matches(text: str | None) -> list[Detection]:
+    """Every enabled pattern that matches ``text``, in ``(priority, id)`` order (SPEC §3.4)."""
+    if is_blank(text):
+        return []
+    return current_matcher().matches(text, **_windows())
+
+
+def match_json(detection: Detection) -> dict:
+    """One entry of ``matches``: ``{id, key, name, category, retryable, span}``."""
+    return {
+        "id": detection.pattern_id,
+        "key": detection.key,
+        "name": detection.name,
+        "category": detection.category,
+        "retryable": detection.retryable,
+        "span": list(detection.span),
+    }
+
+
+def detect_json(text: str | None) -> dict:
+    """The verdict of ``POST /detect`` and ``manage.py detect`` (SPEC §3.4): the
+    verdict of :func:`reply_detect` (:func:`reply_verdict_json`) plus ``matches``, every enabled pattern that
+    matches in ``(priority, id)`` order (empty for a blank reply)."""
+    verdict = reply_verdict_json(reply_detect(text))
+    verdict["matches"] = [match_json(found) for found in detect_matches(text)]
+    return verdict
 
 
 def patterns_changed(*, using: str = "default") -> None:
@@ -144,7 +237,7 @@ class ReplyDetection:
 def reply_detect(text: str | None) -> ReplyDetection:
     """Judge a reply with the patterns first and the model on what no pattern matched
     (SPEC §3.3a); a blank reply is an error (``incomplete``). Counts no hit."""
-    if not text or not text.strip():
+    if is_blank(text):
         return ReplyDetection(matched_by="blank")
     found = detect(text)
     scored, verdict = model_judged(text)

@@ -48,13 +48,16 @@ class Detection:
     folding).
     """
 
-    pattern_id: int
+    pattern_id: int | None
     key: str | None
     name: str
     pattern: str
     category: str
     retryable: bool
-    span: tuple[int, int]
+    span: tuple[int, int] | None
+    #: What decided: ``"pattern"`` (an enabled pattern matched) or ``"blank"``
+    #: (the reply is empty or whitespace); a second signal adds its own (§3.3a).
+    matched_by: str = "pattern"
 
     def as_verdict(self) -> dict:
         """The camelCase verdict of the API's POST /detect and ``manage.py detect``."""
@@ -62,11 +65,13 @@ class Detection:
 
 
 def verdict_json(detection: Detection | None) -> dict:
-    """``{isError, matchedPatternId, matchedPatternKey, matchedPatternName, category,
-    retryable, span}`` for a detection, or the all-null "no error" verdict (SPEC §3.4)."""
+    """``{isError, matchedBy, matchedPatternId, matchedPatternKey, matchedPatternName,
+    category, retryable, span}`` for a detection, or the all-null "no error" verdict
+    (SPEC §3.4). ``matchedBy`` is ``"pattern"``, ``"blank"`` or null."""
     if detection is None:
         return {
             "isError": False,
+            "matchedBy": None,
             "matchedPatternId": None,
             "matchedPatternKey": None,
             "matchedPatternName": None,
@@ -76,13 +81,34 @@ def verdict_json(detection: Detection | None) -> dict:
         }
     return {
         "isError": True,
+        "matchedBy": detection.matched_by,
         "matchedPatternId": detection.pattern_id,
         "matchedPatternKey": detection.key,
         "matchedPatternName": detection.name,
         "category": detection.category,
         "retryable": detection.retryable,
-        "span": list(detection.span),
+        "span": list(detection.span) if detection.span is not None else None,
     }
+
+
+def blank_detection() -> Detection:
+    """The verdict on a blank reply (SPEC §3.3): FAILED, category ``incomplete``,
+    not retryable, no pattern, ``matched_by="blank"``."""
+    return Detection(
+        pattern_id=None,
+        key=None,
+        name="",
+        pattern="",
+        category="incomplete",
+        retryable=False,
+        span=None,
+        matched_by="blank",
+    )
+
+
+def is_blank(text: str | None) -> bool:
+    """True when ``text`` is None, empty or only whitespace."""
+    return not text or not text.strip()
 
 
 # --- validation ---------------------------------------------------------------------------
@@ -162,7 +188,132 @@ def validate_pattern(text: str) -> None:
         _compile_regex(source)
 
 
+# --- where an error sits (SPEC §3.3): the detector's vocabulary, tested once ---------------
+
+#: Scopes of a pattern (SPEC §3.1, §3.3).
+SCOPE_ERROR = "error"
+SCOPE_ANYWHERE = "anywhere"
+SCOPES = (SCOPE_ERROR, SCOPE_ANYWHERE)
+
+#: How far, in characters, an opening's message runs past the opening.
+OPENING_REACH = 400
+#: A phrase at least this long that starts the reply is the message itself
+#: (hermes-agent's sentences); a shorter one must end the way messages end.
+LONG_PHRASE_CHARS = 30
+
+#: A few leading symbols (emoji, brackets, bullets, bold marks) but no quote,
+#: backtick or blockquote: a quoted or fenced error is an answer about an error.
+_LEAD = r"[^\pL\pN`\"“'>\n]{0,6}"
+
+#: An error label in any dress: up to two words, a token ending in an error noun,
+#: up to two qualifiers ("from X", "in thread", a status code, "(…)"; not "handling"), closing marks, then ":", a newline, "(" or ",":
+#: "Error:", "[Error]:", "**Error:**", "API Error (", "Upstream error from X:",
+#: "openai.RateLimitError:", "错误：", "[Agent运行错误]:", "Something went wrong:".
+_LABEL = (
+    r"(?:[\pL\[]\S* ){0,2}[\pL\pN._\[{\"':,]*?(?:error|exception|failure|detail|错误|失败|ошибка|wrong)"
+    r"(?: (?:from|in|on|at|while|calling|during|for|occurred|details?|message|code|text|response|type)\b"
+    r"(?: [^\s:：]+)?| \d{3}\b| \([^)\n]{0,40}\)){0,2}[\"\]*]* ?[:：\n(，,]"
+)
+#: Exception names of any suffix: a dotted path ending in a CamelCase name
+#: ("google.api_core.exceptions.ResourceExhausted:", "httpx.ReadTimeout:") or a
+#: bare CamelCase name with a failure suffix.
+_EXCEPTION = (
+    r"(?-i:(?:[a-z_]\w*\.)+[A-Z]\w*|[A-Z]\w*(?:Error|Exception|Exhausted|Timeout|Exceeded|Unavailable|Denied"
+    r"|NotFound|Failure))[:(]"
+)
+#: Retry and transport wrappers (hermes-agent, SDKs, LangChain, axios, urllib3).
+_WRAPPER = (
+    r"(?:\w+ ){0,3}failed after \d+ \w+[:.]|invalid api response|retrying \S+ in|request failed with"
+    r"|\w*pool\(|❌|✕|✖|⛔|🚫"
+)
+#: Status lines: "HTTP 429:", "status code: 429,", "状态码：503", "Error code: 400 -",
+#: "unexpected status 403 Forbidden:", "429 RESOURCE_EXHAUSTED.", "503 Service Unavailable",
+#: but not "HTTP 503 Service Unavailable is what a load balancer returns".
+_STATUS = (
+    r"(?:\w+ )?(?:http\S*|status(?: ?code)?|error(?: code)?|状态码) ?[:：=(]? ?\[?[1-5]\d\d"
+    r"(?-i:(?: [A-Z][\w-]*)*) ?(?:[^\s\pL]|$)"
+    r"|\[?[45]\d\d(?:(?-i: [A-Z_]{4,})\b|(?-i:(?: [A-Z][\w-]*)+) ?(?:[^\s\pL]|$)| (?:provider returned|too many))"
+)
+#: Error bodies printed as JSON or as a Python dict ({"error": …, {'detail': …).
+_BODY = r"[\[{](?s:.){0,30}?[\"'](?:error|detail)[\"']\s*:"
+
+#: The opening of a reply that is an error, after an optional "Something: " prefix.
+_OPENING = (
+    r"^"
+    + _LEAD
+    + r"(?:[^\n:：]{1,40}[:：] ?)?"
+    + _LEAD
+    + r"(?:"
+    + "|".join((_LABEL, _EXCEPTION, _WRAPPER, _STATUS, _BODY))
+    + r")"
+)
+
+#: What follows a label when the line is a glossary entry or an explanation.
+_DEFINITION = r"\s*(?:指|是指|表示|意思是|即|means?\b|refers? to|occurs? when|happens? when|is (?:an?|the|when|what)\b)"
+
+#: The start of a line after a partial answer: a few emoji (⚠️, ❌, ⏱️) but no quote,
+#: backtick, blockquote, bullet, table bar, heading mark or list number.
+_TAIL_LEAD = r"[\p{So}\pM]{0,3} ?"
+#: Strong openings that prose does not start a line with.
+_TAIL_OPENING = (
+    r"(?:\w+ ){0,3}failed after \d+ \w+[:.]|invalid api response after|http \d{3}:|\[?\**(?:api )?[\w.]*(?:error|exception)"
+    r"(?: code)?\]?\**(?::|:? ?\(?\d{3}\b)|\{\s*[\"'](?:type[\"']:\s*[\"'])?error[\"']|[45]\d\d [A-Z_]+\. \{|错误[:：]"
+    r"|请求失败|" + _EXCEPTION + r"|❌|✕"
+)
+#: An error block: its line, then only JSON or indented continuation lines, to the end.
+_TAIL_BLOCK = r"(?m:^)" + _TAIL_LEAD + r"(?:" + _TAIL_OPENING + r")(?:[^\n]|\n[ \t{}\"\]'])*\s*\z"
+
+#: Words after a phrase that make it the subject of prose ("Rate limit exceeded errors
+#: are retried", "余额不足时…", "该模型当前访问量过大的原因是…").
+_CONNECTOR = (
+    r"[\s,，—–-]*(?:errors?\b|is\b|are\b|was\b|were\b|means?\b|can\b|could\b|should\b|will\b|would\b|may\b"
+    r"|might\b|happens?\b|occurs?\b|usually|typically|often|when\b|if\b|because|which\b|refers?\b|indicates?\b"
+    r"|的|时|是|通常|表示|指|意味|一般|可能|会|可以|问题|原因|情况|这|等)"
+)
+#: Verbs of prose inside the rest of a short sentence.
+_PROSE = (
+    r"\b(?:is|are|was|were|be|been|means?|can|should|will|would|could|may|might|do|does|did|has|have|had"
+    r"|happens?|occurs?|because|since|which|who|yesterday|today|now|also|just|still|already|we|our|i|my)\b"
+    r"|的|时|是|会|可以|通常|我们|已经"
+)
+#: How provider messages go on after a sentence ends.
+_GOES_ON = (
+    r"(?:please|pls\b|try|retry|wait|check|you|your|top up|contact|visit|see\b|for (?:more|details)|learn"
+    r"|request id|upgrade|add\b|go to|switch|likely|send|use\b|reduce|increase|请|您|稍后|详情|如有)"
+)
+#: Details after ":" in a provider message (not a definition: "余额不足：指…").
+_DETAIL = r"(?:" + _GOES_ON + r"|[\d\"'“{\[(<]|https?:|(?-i:[A-Z]{2,})|sk-|\S*[_\d])"
+#: The end of a short provider sentence, tried right after the phrase.
+_SENTENCE_END = r"\s*(?:\z|请|您|[.!。！?？,，;；…]+\s*(?:\z|" + _GOES_ON + r")|[(（\[]|[:：]\s*" + _DETAIL + r")"
+#: The rest of the phrase's sentence (a few words, no line break), before its end.
+_SENTENCE_REST = r"[^\n.!?。！？,，;；:：(（\[]{1,100}"
+
+
 # --- compiling ----------------------------------------------------------------------------
+
+#: The enabled set as a whole may hold at most this many compiled instructions
+#: (the sum over its ``regex:`` programs): past it the combined sets would need
+#: more memory than they are given (SPEC §3.1, §3.3). A thousand ordinary
+#: patterns need well under a tenth of it.
+MAX_SET_PROGRAM_SIZE = 1_000_000
+
+
+class SetTooCostly(ValueError):
+    """The enabled set as a whole is too costly to compile (SPEC §3.3).
+
+    ``size`` is its total of compiled instructions, ``limit`` the bound
+    (:data:`MAX_SET_PROGRAM_SIZE`), or ``size`` is None when re2 itself
+    refused to compile the combined set.
+    """
+
+    def __init__(self, *, size: int | None, limit: int = MAX_SET_PROGRAM_SIZE):
+        self.size = size
+        self.limit = limit
+        if size is None:
+            message = "The enabled patterns together are too costly to compile."
+        else:
+            message = f"The enabled patterns together are too costly to compile ({size} instructions, at most {limit})."
+        super().__init__(message)
 
 
 @dataclass(frozen=True)
@@ -174,6 +325,7 @@ class _Rule:
     category: str
     retryable: bool
     priority: int
+    scope: str
 
     @property
     def order(self) -> tuple[int, int]:
@@ -187,6 +339,7 @@ def _field(rule: Any, name: str, default: Any = None) -> Any:
 
 
 def _rule_from(rule: Any) -> _Rule:
+    scope = _field(rule, "scope") or SCOPE_ANYWHERE
     return _Rule(
         id=_field(rule, "id") or 0,
         key=_field(rule, "key"),
@@ -195,6 +348,7 @@ def _rule_from(rule: Any) -> _Rule:
         category=_field(rule, "category") or "other",
         retryable=bool(_field(rule, "retryable", False)),
         priority=int(_field(rule, "priority", 100) if _field(rule, "priority") is not None else 100),
+        scope=scope if scope in SCOPES else SCOPE_ANYWHERE,
     )
 
 
@@ -230,91 +384,277 @@ class _FoldedWindow:
         return (self._origin + first, self._origin + last + 1)
 
 
+# --- where an error sits --------------------------------------------------------------------
+
+
+def _vocabulary(source: str):
+    return re2.compile(source, _regex_options(max_mem=64 << 20))
+
+
+_OPENING_RE = _vocabulary(_OPENING)
+_DEFINITION_RE = _vocabulary(_DEFINITION)
+_LEAD_RE = _vocabulary(_LEAD)
+_TAIL_LEAD_RE = _vocabulary(_TAIL_LEAD)
+_TAIL_BLOCK_RE = _vocabulary(_TAIL_BLOCK)
+_CONNECTOR_RE = _vocabulary(_CONNECTOR)
+_PROSE_RE = _vocabulary(_PROSE)
+_SENTENCE_END_RE = _vocabulary(_SENTENCE_END)
+_SENTENCE_REST_RE = _vocabulary(_SENTENCE_REST)
+
+
+@dataclass(frozen=True)
+class Region:
+    """A part of the reply where a scope-``error`` pattern may match (SPEC §3.3).
+
+    ``[start, end)`` in offsets of the reply. ``lead_end`` is None for an
+    error's message (the pattern may occur anywhere in it); otherwise the
+    region is a sentence that must *start* with the pattern, by ``lead_end``
+    (after a few symbols), and go on the way provider messages go on.
+    """
+
+    start: int
+    end: int
+    lead_end: int | None = None
+
+
+def _introduced(text: str, start: int) -> bool:
+    """True when the text before ``start`` ends with ":" (an introduced quote)."""
+    before = text[:start].rstrip()
+    return before.endswith((":", "："))
+
+
+def _ascii_word(char: str) -> bool:
+    return char.isascii() and (char.isalnum() or char == "_")
+
+
+def error_regions(text: str, *, head_chars: int, tail_chars: int) -> list[Region]:
+    """Where the reply *is* an error, in the three shapes of SPEC §3.3 (pure).
+
+    * the reply is the error: it starts (after a few symbols, and optionally
+      a "Something: " prefix) with an opening of the vocabulary above, not
+      followed by a definition: the opening and up to :data:`OPENING_REACH`
+      characters after it, within the head window;
+    * the reply is one provider sentence: the head window, as a sentence
+      region (the pattern must start it);
+    * an error ends the reply: a line in the tail window that starts with a
+      strong opening and runs with only continuation lines to the end, and
+      the last paragraph (as a sentence region) when no line of it is quoted
+      or fenced; neither when the text before it ends with ":" (an
+      introduced quote).
+
+    The tail window is scanned only when the reply is longer than the head.
+    """
+    size = len(text)
+    head_end = min(size, max(0, head_chars))
+    regions: list[Region] = []
+    if head_end:
+        head = text[:head_end]
+        opening = _OPENING_RE.search(head)
+        if opening is not None and _DEFINITION_RE.match(text[opening.end() : opening.end() + 40]) is None:
+            regions.append(Region(0, min(head_end, opening.end() + OPENING_REACH)))
+        lead = _LEAD_RE.match(head)
+        regions.append(Region(0, head_end, lead.end() if lead is not None else 0))
+    if size > head_end and tail_chars <= 0:
+        return regions
+    tail_start = max(0, size - tail_chars) if size > head_end else 0
+    # re2 reads a slice (the tail window, and one character before it for ^).
+    origin = max(0, tail_start - 1)
+    block = _TAIL_BLOCK_RE.search(text[origin:], tail_start - origin)
+    if block is not None and origin + block.start() > 0 and not _introduced(text, origin + block.start()):
+        regions.append(Region(origin + block.start(), size))
+    blank = text.rfind("\n\n", tail_start)
+    if blank >= 0:
+        para = blank + 2
+        while para < size and text[para] in " \t\n":
+            para += 1
+        lines = text[para:].split("\n")
+        if para < size and not _introduced(text, para) and not any(line.startswith(("`", ">")) for line in lines):
+            lead = _TAIL_LEAD_RE.match(text[para : para + 10])
+            regions.append(Region(para, size, para + (lead.end() if lead is not None else 0)))
+    return regions
+
+
+#: How much text after a phrase :func:`sentence_goes_on` reads.
+_AFTER_CHARS = 300
+
+
+def sentence_goes_on(text: str, start: int, end: int) -> bool:
+    """True when a phrase at ``text[start:end]`` that starts a sentence region is
+    the provider's message rather than the subject of prose (SPEC §3.3).
+
+    It must not end inside a word, nor be followed by a prose connector
+    ("errors are", "时", "的原因"). A long phrase (:data:`LONG_PHRASE_CHARS`)
+    or one that ends with its own colon ("No reply:") is then the message; a short one must end the reply, or end its
+    sentence the way provider messages go on ("please try again", "请稍后再试",
+    details after ":" or "("), possibly after a few words without a verb.
+    """
+    if end < len(text) and end > start and _ascii_word(text[end - 1]) and _ascii_word(text[end]):
+        return False
+    # What follows, bounded; a NUL stands for "more text" so \z means the reply's end.
+    after = text[end : end + _AFTER_CHARS] + ("\x00" if end + _AFTER_CHARS < len(text) else "")
+    if _CONNECTOR_RE.match(after) is not None:
+        return False
+    if end - start >= LONG_PHRASE_CHARS or text[end - 1] in ":：":
+        return True
+    if _SENTENCE_END_RE.match(after) is not None:
+        return True
+    rest = _SENTENCE_REST_RE.match(after)
+    if rest is None or _PROSE_RE.search(rest.group()) is not None:
+        return False
+    return _SENTENCE_END_RE.match(after, rest.end()) is not None
+
+
+# --- the matcher ----------------------------------------------------------------------------
+
+
+class _Group:
+    """The rules of one scope: literals in one re2 Set, ``regex:`` rules in another."""
+
+    def __init__(self, rules: list[_Rule], compiled: dict[int, Any]):
+        self.literals: list[tuple[_Rule, str]] = []
+        self.regexes: list[tuple[_Rule, Any]] = []
+        for rule in rules:
+            if rule.pattern.startswith(REGEX_PREFIX):
+                if id(rule) in compiled:
+                    self.regexes.append((rule, compiled[id(rule)]))
+            elif rule.pattern.strip():
+                self.literals.append((rule, rule.pattern.casefold()))
+        self.literal_set = _build_set([folded for _, folded in self.literals], literal=True)
+        self.regex_set = _build_set([c.pattern for _, c in self.regexes], literal=False)
+
+    def __len__(self) -> int:
+        return len(self.literals) + len(self.regexes)
+
+    def collect(self, text: str, start: int, end: int, folded: _FoldedWindow, found: dict) -> None:
+        if self.literal_set is not None:
+            for index in self.literal_set.Match(folded.text) or ():
+                rule, needle = self.literals[index]
+                found[id(rule)] = (rule, needle)
+        if self.regex_set is not None:
+            # One character of context either side keeps \b and (?m)^ honest;
+            # the exact search re-checks anchors against the whole reply.
+            lo, hi = max(0, start - 1), min(len(text), end + 1)
+            for index in self.regex_set.Match(text[lo:hi]) or ():
+                rule, compiled = self.regexes[index]
+                found[id(rule)] = (rule, compiled)
+
+
+def _build_set(sources: list[str], *, literal: bool):
+    if not sources:
+        return None
+    options = _regex_options(max_mem=_SET_MAX_MEM)
+    if literal:
+        # Substrings are matched on case-folded text, so they compare exactly.
+        options.case_sensitive = True
+        options.literal = True
+    found = re2.Set.SearchSet(options)
+    try:
+        for source in sources:
+            found.Add(source)
+        if found.Compile() is False:
+            raise SetTooCostly(size=None)
+    except re2.error as exc:
+        raise SetTooCostly(size=None) from exc
+    return found
+
+
+def _find(matcher, text: str, start: int, end: int, folded: _FoldedWindow) -> tuple[int, int] | None:
+    """The leftmost match of one rule in ``text[start:end]``, in original offsets."""
+    if isinstance(matcher, str):
+        at = folded.text.find(matcher)
+        return folded.original_span(at, at + len(matcher)) if at >= 0 else None
+    # pos/endpos keep the match inside the place while ^, $ and \b still see the
+    # neighbouring text, so ^ never matches at the tail window's start.
+    lo, hi = max(0, start - 1), min(len(text), end + 1)
+    found = matcher.search(text[lo:hi], start - lo, end - lo)
+    if found is None:
+        return None
+    return (lo + found.start(), lo + found.end())
+
+
 class Matcher:
     """A compiled, immutable pattern set (SPEC §3.3); build it with ``compile_patterns``.
 
-    ``detect(text, head_chars=…, tail_chars=…)`` is pure and thread-safe.
+    ``detect(text, head_chars=…, tail_chars=…)`` and ``matches(…)`` are pure and
+    thread-safe. Raises :class:`SetTooCostly` when the set as a whole is too costly.
     """
 
     def __init__(self, rules: Iterable[_Rule]):
         self.rules: list[_Rule] = sorted(rules, key=lambda r: r.order)
-        self._literals: list[tuple[_Rule, str]] = []
-        self._regexes: list[tuple[_Rule, Any]] = []
+        compiled: dict[int, Any] = {}
+        total = 0
         for rule in self.rules:
-            if rule.pattern.startswith(REGEX_PREFIX):
-                try:
-                    compiled = _compile_regex(rule.pattern[len(REGEX_PREFIX) :])
-                except PatternRefused as exc:
-                    # A stored rule that fails today's checks must not break detection.
-                    logger.warning("Skipping pattern %s (%s): %s", rule.id, rule.name, exc)
-                    continue
-                self._regexes.append((rule, compiled))
-            elif rule.pattern.strip():
-                self._literals.append((rule, rule.pattern.casefold()))
-        self._literal_set = self._build_set([folded for _, folded in self._literals], literal=True)
-        self._regex_set = self._build_set([compiled.pattern for _, compiled in self._regexes], literal=False)
+            if not rule.pattern.startswith(REGEX_PREFIX):
+                continue
+            try:
+                program = _compile_regex(rule.pattern[len(REGEX_PREFIX) :])
+            except PatternRefused as exc:
+                # A stored rule that fails today's checks must not break detection.
+                logger.warning("Skipping pattern %s (%s): %s", rule.id, rule.name, exc)
+                continue
+            compiled[id(rule)] = program
+            total += program.programsize
+            if total > MAX_SET_PROGRAM_SIZE:
+                # Stop at the first rule past the bound: ``size`` is then a lower bound.
+                raise SetTooCostly(size=total)
+        self.program_size = total
+        self._anywhere = _Group([r for r in self.rules if r.scope == SCOPE_ANYWHERE], compiled)
+        self._error = _Group([r for r in self.rules if r.scope == SCOPE_ERROR], compiled)
 
     def __len__(self) -> int:
-        return len(self._literals) + len(self._regexes)
+        return len(self._anywhere) + len(self._error)
 
-    @staticmethod
-    def _build_set(sources: list[str], *, literal: bool):
-        if not sources:
-            return None
-        options = _regex_options(max_mem=_SET_MAX_MEM)
-        if literal:
-            # Substrings are matched on case-folded text, so they compare exactly.
-            options.case_sensitive = True
-            options.literal = True
-        found = re2.Set.SearchSet(options)
-        for source in sources:
-            found.Add(source)
-        found.Compile()
-        return found
-
-    def _windows(self, text: str, head_chars: int, tail_chars: int) -> list[tuple[int, int]]:
+    def _windows(self, text: str, head_chars: int, tail_chars: int) -> list[Region]:
         size = len(text)
         head_end = min(size, max(0, head_chars))
-        windows = [(0, head_end)] if head_end else []
+        windows = [Region(0, head_end)] if head_end else []
         if tail_chars > 0 and size > head_end:
-            windows.append((max(0, size - tail_chars), size))
+            windows.append(Region(max(0, size - tail_chars), size))
         return windows
 
-    def detect(self, text: str | None, *, head_chars: int, tail_chars: int) -> Detection | None:
-        """The best ``(priority, id)`` pattern matching the head or tail window, or None.
+    def _candidates(self, text: str, head_chars: int, tail_chars: int) -> list[tuple[_Rule, Any, list, list]]:
+        found_by_group = []
+        for group, places in (
+            (self._anywhere, self._windows(text, head_chars, tail_chars) if len(self._anywhere) else []),
+            (
+                self._error,
+                error_regions(text, head_chars=head_chars, tail_chars=tail_chars) if len(self._error) else [],
+            ),
+        ):
+            folded_places = []
+            found: dict = {}
+            for place in places:
+                folded = _FoldedWindow(text[place.start : place.end], place.start)
+                folded_places.append(folded)
+                group.collect(text, place.start, place.end, folded, found)
+            for rule, matcher in found.values():
+                found_by_group.append((rule, matcher, places, folded_places))
+        found_by_group.sort(key=lambda item: item[0].order)
+        return found_by_group
 
-        The head window is ``text[:head_chars]``, the tail window
-        ``text[-tail_chars:]`` (scanned only when the reply is longer than the
-        head). ``^`` matches only at the start of the reply and ``$``/``\\z``
-        only at its end, never at a window edge; ``(?m:^)`` matches after a
-        newline inside a window. So a line-anchored form that runs to ``\\z``
-        finds an error that follows a partial answer, as long as it starts in
-        the tail window (the built-ins' "… (at the end)" rows). Blank text
-        matches nothing.
-        """
-        if not text or not text.strip() or not len(self):
-            return None
-        candidates: dict[int, tuple[_Rule, Any]] = {}
-        windows = self._windows(text, head_chars, tail_chars)
-        folded_windows = []
-        for start, end in windows:
-            folded = _FoldedWindow(text[start:end], start)
-            folded_windows.append(folded)
-            if self._literal_set is not None:
-                for index in self._literal_set.Match(folded.text) or ():
-                    rule, needle = self._literals[index]
-                    candidates[id(rule)] = (rule, needle)
-            if self._regex_set is not None:
-                # One character of context either side keeps \b and (?m)^ honest;
-                # the exact search below re-checks anchors against the whole reply.
-                lo, hi = max(0, start - 1), min(len(text), end + 1)
-                for index in self._regex_set.Match(text[lo:hi]) or ():
-                    rule, compiled = self._regexes[index]
-                    candidates[id(rule)] = (rule, compiled)
-        for rule, matcher in sorted(candidates.values(), key=lambda pair: pair[0].order):
-            span = self._span(rule, matcher, text, windows, folded_windows)
+    @staticmethod
+    def _span(matcher, text: str, places: list[Region], folded_places: list) -> tuple[int, int] | None:
+        for place, folded in zip(places, folded_places, strict=True):
+            span = _find(matcher, text, place.start, place.end, folded)
+            if span is None:
+                continue
+            if place.lead_end is None:
+                return span
+            if span[0] <= place.lead_end and sentence_goes_on(text, span[0], span[1]):
+                return span
+        return None
+
+    def matches(self, text: str | None, *, head_chars: int, tail_chars: int) -> list[Detection]:
+        """Every enabled pattern that matches, best ``(priority, id)`` first (SPEC §3.4)."""
+        return list(self._iter_matches(text, head_chars=head_chars, tail_chars=tail_chars))
+
+    def _iter_matches(self, text, *, head_chars, tail_chars):
+        if is_blank(text) or not len(self):
+            return
+        for rule, matcher, places, folded_places in self._candidates(text, head_chars, tail_chars):
+            span = self._span(matcher, text, places, folded_places)
             if span is not None:
-                return Detection(
+                yield Detection(
                     pattern_id=rule.id,
                     key=rule.key,
                     name=rule.name,
@@ -323,32 +663,29 @@ class Matcher:
                     retryable=rule.retryable,
                     span=span,
                 )
-        return None
 
-    @staticmethod
-    def _span(rule, matcher, text, windows, folded_windows) -> tuple[int, int] | None:
-        for (start, end), folded in zip(windows, folded_windows, strict=False):
-            if isinstance(matcher, str):
-                at = folded.text.find(matcher)
-                if at >= 0:
-                    return folded.original_span(at, at + len(matcher))
-                continue
-            # Search a slice with one character of context either side; pos/endpos
-            # keep the match inside the window while ^, $ and \b still see the
-            # neighbouring text, so ^ never matches at the tail window's start.
-            lo, hi = max(0, start - 1), min(len(text), end + 1)
-            found = matcher.search(text[lo:hi], start - lo, end - lo)
-            if found is not None:
-                match_start, match_end = found.span()
-                return (lo + match_start, lo + match_end)
-        return None
+    def detect(self, text: str | None, *, head_chars: int, tail_chars: int) -> Detection | None:
+        """The best ``(priority, id)`` pattern matching the reply, or None (SPEC §3.3).
+
+        A scope-``anywhere`` pattern matches anywhere in the head window
+        (``text[:head_chars]``) or the tail window (``text[-tail_chars:]``,
+        scanned only when the reply is longer than the head); a scope-``error``
+        pattern only where the reply is an error (:func:`error_regions`).
+        ``^`` matches only at the start of the reply and ``$``/``\\z`` only at
+        its end, never at a window edge; ``(?m:^)`` matches after a newline
+        inside a window. Blank text matches nothing (the caller decides
+        what a blank reply is, see :func:`blank_detection`).
+        """
+        return next(self._iter_matches(text, head_chars=head_chars, tail_chars=tail_chars), None)
 
 
 def compile_patterns(rules: Iterable[Any]) -> Matcher:
     """Compile rules into a ``Matcher`` (pure; SPEC §3.3).
 
     ``rules``: objects or dicts with ``id, key, name, pattern, category,
-    retryable, priority`` (and optionally ``enabled``; disabled ones are left
-    out). A stored ``regex:`` that no longer validates is skipped with a warning.
+    retryable, priority, scope`` (a missing scope is ``anywhere``; optionally
+    ``enabled``: disabled ones are left out). A stored ``regex:`` that no
+    longer validates is skipped with a warning. Raises :class:`SetTooCostly`
+    when the set as a whole is too costly to compile.
     """
     return Matcher(_rule_from(rule) for rule in rules if _field(rule, "enabled", True) is not False)

@@ -7,7 +7,14 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
-from patterns.matching import REGEX_PREFIX, PatternRefused, validate_pattern
+from patterns.matching import (
+    MAX_SET_PROGRAM_SIZE,
+    REGEX_PREFIX,
+    SCOPE_ANYWHERE,
+    SCOPE_ERROR,
+    PatternRefused,
+    validate_pattern,
+)
 
 
 class Category(models.TextChoices):
@@ -30,6 +37,13 @@ class Category(models.TextChoices):
     def label_of(cls, value: str) -> str:
         """The translated label of the slug ``value``; an unknown slug comes back as is."""
         return cls(value).label if value in cls.values else value
+
+
+class Scope(models.TextChoices):
+    """Where a pattern matches (SPEC §3.1, §3.3)."""
+
+    ERROR = SCOPE_ERROR, _("only where the reply is an error")
+    ANYWHERE = SCOPE_ANYWHERE, _("anywhere in the scanned text")
 
 
 #: Categories whose failures are worth retrying later by default (SPEC §3.1, §4.4).
@@ -59,6 +73,13 @@ PATTERN_REFUSALS = {
     "matches_empty": _("The regular expression matches empty text, so it would flag every reply."),
 }
 
+#: The refusal of a change that would make the enabled set too costly (SPEC §3.1, §3.3).
+SET_TOO_COSTLY = _(
+    "With this change the enabled patterns together would be too costly to compile "
+    "(%(size)s instructions, at most %(limit)s); disable or simplify some regex: patterns."
+)
+SET_TOO_COSTLY_LIMIT = MAX_SET_PROGRAM_SIZE
+
 
 def validate_pattern_text(value: str) -> None:
     """The one validator of a pattern's text (SPEC §3.1), used by the model,
@@ -87,6 +108,16 @@ class HermesErrorPattern(models.Model):
     category = models.CharField(_("category"), max_length=32, choices=Category.choices, default=Category.OTHER)
     retryable = models.BooleanField(_("retryable"), default=False)
     priority = models.IntegerField(_("priority"), default=100)
+    scope = models.CharField(
+        _("scope"),
+        max_length=16,
+        choices=Scope.choices,
+        default=Scope.ERROR,
+        help_text=_(
+            "error: the pattern counts only where the reply is an error (it starts as one, is one provider "
+            "sentence, or ends with an error block); anywhere: wherever its text occurs."
+        ),
+    )
     hit_count = models.PositiveBigIntegerField(_("hits"), default=0, editable=False)
     last_hit_at = models.DateTimeField(_("last hit"), null=True, blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -165,6 +196,13 @@ class PatternSetVersion(models.Model):
     """
 
     version = models.BigIntegerField(default=0)
+    #: The last version whose enabled set compiled, and that set's rules (plain
+    #: dicts), so a worker that cannot compile the current set keeps detecting
+    #: with it, a new worker too (SPEC §3.3).
+    compiled_version = models.BigIntegerField(null=True, blank=True)
+    compiled_rules = models.JSONField(null=True, blank=True)
+    #: Why the current version did not compile ("" when it did).
+    compile_error = models.TextField(blank=True, default="")
 
     class Meta:
         verbose_name = _("pattern set version")

@@ -1,8 +1,10 @@
 """Installing the shipped built-ins on ``migrate`` (SPEC §3.2).
 
 :func:`seed_builtins_after_migrate` runs after every ``migrate`` (upgrades
-included) and inserts each built-in of :data:`patterns.builtins.BUILTINS`
-whose key is missing. A stored row is never overwritten.
+included): it first retires stored built-ins whose key is no longer shipped
+(:func:`retire_builtins`), then inserts each built-in of
+:data:`patterns.builtins.BUILTINS` whose key is missing. A stored row is
+never overwritten.
 """
 
 import sys
@@ -37,6 +39,7 @@ def seed_builtins(*, using: str = "default", apps=None) -> int:
 
     inserted = 0
     with transaction.atomic(using=using):
+        retired = retire_builtins(pattern_model=pattern_model, change_model=change_model, using=using)
         patterns = pattern_model.objects.using(using)
         stored_keys = set(patterns.exclude(key=None).values_list("key", flat=True))
         taken_names = set(patterns.values_list("name", flat=True))
@@ -53,6 +56,7 @@ def seed_builtins(*, using: str = "default", apps=None) -> int:
                 category=builtin["category"],
                 retryable=builtin["retryable"],
                 priority=builtin["priority"],
+                scope=builtin.get("scope", "error"),
                 enabled=True,
                 is_built_in=True,
             )
@@ -67,9 +71,65 @@ def seed_builtins(*, using: str = "default", apps=None) -> int:
                 after=_snapshot(row),
             )
             inserted += 1
-        if inserted and version_model is not None:
+        if (inserted or retired) and version_model is not None:
             version_bump(version_model, using=using)
     return inserted
+
+
+#: Fields whose change by ops makes a retired built-in worth keeping (all editable ones but ``enabled``).
+_EDIT_FIELDS = ("name", "pattern", "description", "category", "retryable", "priority")
+
+
+def _edited(row, history: list) -> bool:
+    """True when ops changed a field other than ``enabled`` of a built-in ``row``
+    (SPEC §3.2). ``history`` is its PatternChange rows, oldest first: the first
+    row whose ``before`` is empty (installed or re-installed) holds the shipped
+    values; without one, any update that touched such a field counts."""
+    shipped = next((change.after for change in history if not change.before and change.after), None)
+    if shipped is not None:
+        return any(field in shipped and shipped[field] != getattr(row, field) for field in _EDIT_FIELDS)
+    return any(
+        change.action == "update"
+        and any((change.before or {}).get(f) != (change.after or {}).get(f) for f in _EDIT_FIELDS)
+        for change in history
+    )
+
+
+def retire_builtins(*, pattern_model, change_model, using: str = "default") -> int:
+    """Retire stored built-ins whose key is no longer shipped (SPEC §3.2); returns how many.
+
+    An unedited one is deleted (a "deleted" history row by ``migrate`` keeps
+    its last state); one whose fields other than ``enabled`` ops changed
+    becomes a custom pattern (no key, scope ``anywhere``) and keeps its history,
+    with an "updated" row saying so.
+    """
+    shipped_keys = {builtin["key"] for builtin in BUILTINS}
+    retired = 0
+    for row in pattern_model.objects.using(using).filter(is_built_in=True).exclude(key__in=shipped_keys):
+        history = list(change_model.objects.using(using).filter(pattern_ref=row.pk).order_by("created_at", "id"))
+        before = _snapshot(row)
+        if _edited(row, history):
+            row.is_built_in = False
+            row.key = None
+            row.scope = "anywhere"
+            row.save(using=using)
+            action, after, link = "update", _snapshot(row), row
+        else:
+            action, after, link = "delete", None, None
+        change_model.objects.using(using).create(
+            pattern=link,
+            pattern_ref=row.pk,
+            pattern_name=row.name,
+            actor_label="migrate",
+            via="migration",
+            action=action,
+            before=before,
+            after=after,
+        )
+        if link is None:
+            row.delete()
+        retired += 1
+    return retired
 
 
 def _free_name(name: str, taken: set[str]) -> str:
@@ -93,6 +153,7 @@ def _snapshot(row) -> dict:
         "category": row.category,
         "retryable": row.retryable,
         "priority": row.priority,
+        "scope": getattr(row, "scope", "anywhere"),
     }
 
 

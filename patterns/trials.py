@@ -51,9 +51,14 @@ class DraftTrial:
 
 
 def pattern_draft_trial(
-    *, pattern_text: str, pattern: HermesErrorPattern | None = None, limit: int = TRIAL_LIMIT
+    *,
+    pattern_text: str,
+    pattern: HermesErrorPattern | None = None,
+    scope: str | None = None,
+    limit: int = TRIAL_LIMIT,
 ) -> DraftTrial:
-    """Try ``pattern_text`` against the last ``limit`` judged replies.
+    """Try ``pattern_text`` (with ``scope``, default: the edited pattern's, else
+    ``error``) against the last ``limit`` judged replies.
 
     The draft joins today's enabled patterns — replacing ``pattern`` when a
     stored one is being edited — and both sets judge every reply with the
@@ -78,6 +83,7 @@ def pattern_draft_trial(
                 "category": getattr(pattern, "category", "other"),
                 "retryable": getattr(pattern, "retryable", False),
                 "priority": getattr(pattern, "priority", 100),
+                "scope": scope or getattr(pattern, "scope", None) or "error",
             }
         ]
     )

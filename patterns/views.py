@@ -11,7 +11,7 @@ from django.utils.translation import gettext_lazy, ngettext
 from django.views.decorators.http import require_http_methods, require_POST
 
 from patterns import changes, marks, trials
-from patterns.detection import reply_detect
+from patterns.detection import compile_status, detect_matches, reply_detect
 from patterns.filters import PatternFilter
 from patterns.forms import PatternForm, TryReplyForm
 from patterns.models import Category, HermesErrorPattern, PatternChange
@@ -75,10 +75,14 @@ def try_reply(text: str) -> dict:
         }
     found = judged.detection
     if found is None:
-        return {"found": None, "before": text, "match": "", "after": "", **score}
+        return {"found": None, "before": text, "match": "", "after": "", "matches": [], **score}
     start, end = found.span
     return {
         "found": found,
+        "matches": [
+            {"found": match, "category_label": Category.label_of(match.category), "text": text[slice(*match.span)]}
+            for match in detect_matches(text)
+        ],
         "category_label": Category.label_of(found.category),
         "before": text[:start],
         "match": text[start:end],
@@ -143,6 +147,7 @@ def pattern_list(request):
             "query": query.urlencode(),
             "try_form": TryReplyForm(),
             "categories": Category.choices,
+            "compile_status": compile_status(),
         },
     )
 
@@ -160,6 +165,7 @@ def pattern_detail(request, pk):
             "pattern": pattern,
             "history": history_rows(history),
             "false_positives": marks.pattern_false_positive_count(pattern=pattern),
+            "compile_status": compile_status(),
         },
     )
 
@@ -218,7 +224,7 @@ def pattern_trial(request, pk=None):
     pattern_text = form.trial_pattern()
     trial = None
     if pattern_text is not None:
-        trial = trials.pattern_draft_trial(pattern_text=pattern_text, pattern=pattern)
+        trial = trials.pattern_draft_trial(pattern_text=pattern_text, pattern=pattern, scope=form.trial_scope())
     return render(request, "patterns/form.html", {"form": form, "pattern": pattern, "trial": trial})
 
 
@@ -243,7 +249,11 @@ def pattern_delete(request, pk):
 @require_POST
 def pattern_toggle(request, pk):
     """The enabled switch: flip and go back."""
-    pattern = changes.pattern_toggle(target=get_object_or_404(HermesErrorPattern, pk=pk), **_who(request))
+    try:
+        pattern = changes.pattern_toggle(target=get_object_or_404(HermesErrorPattern, pk=pk), **_who(request))
+    except Invalid as refused:
+        messages.error(request, refused.message)
+        return _back(request, reverse("patterns:list"))
     if pattern.enabled:
         messages.success(request, _("Enabled “%(name)s”.") % {"name": pattern.name})
     else:
@@ -256,7 +266,9 @@ def pattern_toggle(request, pk):
 def pattern_copy(request, pk):
     """Copy into an editable custom pattern and open its edit form."""
     copy = changes.pattern_copy(source=get_object_or_404(HermesErrorPattern, pk=pk), **_who(request))
-    messages.success(request, _("Copied to “%(name)s”; edit it below.") % {"name": copy.name})
+    messages.success(
+        request, _("Copied to “%(name)s”; it starts disabled: edit it below, then enable it.") % {"name": copy.name}
+    )
     return redirect("patterns:edit", pk=copy.pk)
 
 

@@ -33,6 +33,8 @@ class PatternFactory(factory.django.DjangoModelFactory):
     retryable = False
     priority = 100
     enabled = True
+    # Tests written before scope (SPEC §3.3) match wherever the text occurs.
+    scope = "anywhere"
 
 
 class BuiltInPatternFactory(PatternFactory):

@@ -25,6 +25,11 @@ class PatternSerializer(StrictModelSerializer):
     description = StrictCharField(required=False, allow_blank=True, trim_whitespace=False)
     retryable = StrictBooleanField(required=False)
     priority = StrictIntegerField(required=False, min_value=-(2**31), max_value=2**31 - 1)
+    scope = serializers.ChoiceField(
+        choices=["error", "anywhere"],
+        required=False,
+        help_text="error (default): matches only where the reply is an error (SPEC §3.3); anywhere: wherever it occurs.",
+    )
     isBuiltIn = serializers.BooleanField(source="is_built_in", read_only=True)
     hitCount = serializers.IntegerField(source="hit_count", read_only=True)
     lastHitAt = serializers.DateTimeField(source="last_hit_at", read_only=True, allow_null=True)
@@ -44,6 +49,7 @@ class PatternSerializer(StrictModelSerializer):
             "category",
             "retryable",
             "priority",
+            "scope",
             "hitCount",
             "lastHitAt",
             "createdAt",
@@ -80,23 +86,41 @@ class PatternDetailSerializer(PatternSerializer):
 
 
 class DetectRequestSerializer(StrictSerializer):
-    """``POST /detect`` body: ``{text}``, a string (a blank one is an error, ``matchedBy: blank``)."""
+    """``POST /detect`` body: ``{text}``, a string (a blank one is an error, ``matchedBy: "blank"``)."""
 
     text = StrictCharField(allow_blank=True, trim_whitespace=False)
 
 
+class DetectMatchSerializer(serializers.Serializer):
+    """One enabled pattern that matches the text."""
+
+    id = serializers.IntegerField()
+    key = serializers.CharField(allow_null=True)
+    name = serializers.CharField()
+    category = serializers.CharField()
+    retryable = serializers.BooleanField()
+    span = serializers.ListField(child=serializers.IntegerField(), min_length=2, max_length=2)
+
+
 class DetectResultSerializer(serializers.Serializer):
-    """``POST /detect`` answer; ``span`` is ``[start, end]`` in the text's offsets."""
+    """``POST /detect`` answer; ``span`` is ``[start, end]`` in the text's offsets.
+    ``matchedBy`` is ``pattern``, ``model`` (no pattern matched; the detection
+    model's score reached its threshold, SPEC §3.3a) or ``blank`` (a blank text
+    is an error, category ``incomplete``, with no pattern), null when the text
+    is no error."""
 
     isError = serializers.BooleanField()
+    matchedBy = serializers.ChoiceField(
+        choices=["pattern", "model", "blank"], allow_null=True, help_text="Which signal decided; null when no error."
+    )
     matchedPatternId = serializers.IntegerField(allow_null=True)
     matchedPatternKey = serializers.CharField(allow_null=True)
     matchedPatternName = serializers.CharField(allow_null=True)
     category = serializers.CharField(allow_null=True)
     retryable = serializers.BooleanField(allow_null=True)
     span = serializers.ListField(child=serializers.IntegerField(), min_length=2, max_length=2, allow_null=True)
-    matchedBy = serializers.ChoiceField(choices=["pattern", "model", "blank"], allow_null=True)
     modelScore = serializers.FloatField(allow_null=True, help_text="the detection model's probability (SPEC §3.3a)")
+    matches = DetectMatchSerializer(many=True, help_text="Every enabled pattern that matches, in (priority, id) order.")
 
 
 class ResetResultSerializer(serializers.Serializer):

@@ -18,7 +18,7 @@ from patterns.api.serializers import (
     PatternSerializer,
     ResetResultSerializer,
 )
-from patterns.detection import reply_detect, reply_verdict_json
+from patterns.detection import detect_json
 from patterns.filters import PatternFilter
 from patterns.models import HermesErrorPattern
 
@@ -117,6 +117,11 @@ class PatternViewSet(viewsets.ModelViewSet):
 
     @extend_schema(
         summary="Try a reply against the enabled patterns (counts no hit)",
+        description=(
+            'A blank text is an error: isError true, matchedBy "blank", category incomplete, no pattern. '
+            "Otherwise the first enabled pattern in (priority, id) order that matches decides (matchedBy "
+            '"pattern"); matches lists every enabled pattern that matches, in that order.'
+        ),
         request=DetectRequestSerializer,
         responses={200: DetectResultSerializer},
     )
@@ -124,4 +129,4 @@ class PatternViewSet(viewsets.ModelViewSet):
     def detect(self, request, *args, **kwargs):
         body = DetectRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        return Response(reply_verdict_json(reply_detect(body.validated_data["text"])))
+        return Response(detect_json(body.validated_data["text"]))

@@ -68,6 +68,8 @@ def synthetic_rules(count: int, rng: random.Random) -> list[dict]:
                 "category": "other",
                 "retryable": False,
                 "priority": 100,
+                # Half of them where the reply is an error (the default), half anywhere.
+                "scope": "error" if n % 2 else "anywhere",
             }
         )
     return rules

@@ -48,7 +48,7 @@ def test_the_overview_shows_the_demo_and_a_bar_opens_the_failed_visits_behind_it
     expect(ops.locator("#runs-started .stat-value")).to_have_text("5")
     expect(ops.locator("#runs-running-now .stat-value")).to_have_text("1")
     expect(ops.locator("#failures-total")).to_have_text("2")
-    expect(ops.locator("#pattern-table")).to_contain_text("rate-limit")
+    expect(ops.locator("#pattern-table")).to_contain_text("retry-in-seconds")
     shot(ops, "overview", full_page=True)  # docs/screenshot-overview.png
     ops.locator('#failures-chart a.segment[data-category="rate_limit"]').click()
     expect(ops).to_have_url(re.compile(r"/visits/\?.*status=FAILED.*category=rate_limit.*endedBefore="))

@@ -160,6 +160,7 @@ def test_a_draft_is_tried_against_recorded_replies_before_saving(ops):
     ops.goto(f"{ops.base}/patterns/new/")
     ops.fill("#id_name", "Sources draft")
     ops.fill("#id_pattern", "three sources")
+    ops.select_option("#id_scope", "anywhere")  # with scope error, prose that mentions it never fails
     ops.click("#try-draft")
     expect(ops.locator("#trial-summary")).to_contain_text("1 would now fail")
     expect(ops.locator("#trial-now-failing .visit-link")).to_have_count(1)

@@ -466,12 +466,13 @@ def test_a_draft_is_tried_from_the_form_without_saving(ops, record):
         "category": "other",
         "priority": 100,
         "enabled": "on",
+        "scope": "anywhere",
         "trial": "",
     }
     page = html(ops.post("/patterns/trial/", form))
     trial = page.split('id="draft-trial"')[1].split("</section>")[0]
     assert "1 would now fail" in trial and f'href="{visit_url(good)}"' in trial
-    assert 'action="/patterns/new/"' in page and 'value="sources agree"' in page
+    assert 'action="/patterns/new/"' in page and "sources agree</textarea>" in page
     assert not HermesErrorPattern.objects.filter(name="Draft").exists()
 
 
@@ -498,7 +499,8 @@ def test_a_draft_that_does_not_compile_shows_the_form_error(ops):
 
 
 def test_a_draft_is_tried_without_a_name_or_any_other_field(ops, record):
-    record(CHAIN).visit("A", final_text="The quarterly sources agree.")
+    # With no scope given the draft has the default, error: the reply is the phrase.
+    record(CHAIN).visit("A", final_text="Sources agree.")
     response = ops.post("/patterns/trial/", {"pattern": "sources agree", "trial": ""})
     page = html(response)
     assert 'id="draft-trial"' in page and "1 would now fail" in page

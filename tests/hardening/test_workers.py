@@ -43,7 +43,8 @@ def test_a_pattern_change_through_one_worker_is_effective_for_the_next_detection
 
     created = envelope(
         staff.post(
-            "/api/hermes-error-patterns", {"name": marker, "pattern": marker, "priority": -1, "category": "other"}
+            "/api/hermes-error-patterns",
+            {"name": marker, "pattern": marker, "priority": -1, "category": "other", "scope": "anywhere"},
         ),
         201,
     )

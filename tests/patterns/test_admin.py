@@ -26,6 +26,7 @@ def form_data(target, **changes):
         "description": target.description,
         "category": target.category,
         "priority": target.priority,
+        "scope": target.scope,
         "changes-TOTAL_FORMS": "0",
         "changes-INITIAL_FORMS": "0",
         "changes-MIN_NUM_FORMS": "0",
@@ -148,3 +149,13 @@ def test_the_history_is_shown_read_only_in_the_admin(admin_browser, custom):
     response = admin_browser.get("/admin/patterns/patternchange/")
     assert response.status_code == 200 and custom.name in response.content.decode()
     assert admin_browser.get("/admin/patterns/patternchange/add/").status_code == 403
+
+
+def test_the_admin_refuses_a_pattern_that_makes_the_enabled_set_too_costly(admin_browser, superuser):
+    from tests.patterns.test_scope import COSTLY, _fill_up_to_the_limit
+
+    _fill_up_to_the_limit()
+    new = PatternFactory.build(name="One too many", pattern=COSTLY.format(999))
+    response = admin_browser.post(f"{CHANGELIST}add/", form_data(new))
+    assert response.status_code == 200 and "too costly to compile" in response.content.decode()
+    assert not HermesErrorPattern.objects.filter(name="One too many").exists()

@@ -274,13 +274,23 @@ def test_detect_reports_the_matching_pattern_and_its_span(user_client):
     assert 0 <= data.pop("modelScore") <= 1
     assert data == {
         "isError": True,
+        "matchedBy": "pattern",
         "matchedPatternId": custom.pk,
         "matchedPatternKey": None,
         "matchedPatternName": custom.name,
         "category": "server_error",
         "retryable": True,
         "span": [7, 24],
-        "matchedBy": "pattern",
+        "matches": [
+            {
+                "id": custom.pk,
+                "key": None,
+                "name": custom.name,
+                "category": "server_error",
+                "retryable": True,
+                "span": [7, 24],
+            }
+        ],
     }
 
 

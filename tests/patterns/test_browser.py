@@ -167,3 +167,32 @@ def test_the_interface_switches_to_chinese(ops):
     expect(ops.locator("#new-pattern")).to_have_text("新建模式")
     expect(ops.locator("#reset-patterns")).to_have_text("恢复默认")
     shot(ops, "patterns-list-zh")
+
+
+def test_ops_add_a_provider_message_as_one_plain_line_and_it_catches_the_error_not_the_prose(ops, live_server):
+    """The issue's story (SPEC §3.2, §3.3): a new provider message, typed as one plain
+    line with the default scope, catches the error reply and not an answer that
+    mentions the phrase."""
+    ops.click("#new-pattern")
+    ops.fill("#id_name", "Wallet empty")
+    ops.fill("#id_pattern", "workspace wallet is empty")
+    expect(ops.locator("#id_scope")).to_have_value("error")
+    ops.select_option("#id_category", "quota")
+    ops.click("#pattern-form button[type=submit]")
+    expect(ops.locator("h1")).to_contain_text("Wallet empty")
+    created = HermesErrorPattern.objects.get(name="Wallet empty")
+    assert created.scope == "error"
+
+    ops.goto(f"{live_server.url}/patterns/try/")
+    ops.fill("#try-form textarea", "Error: Workspace wallet is empty. Top up to continue.")
+    ops.click("#try-form button[type=submit]")
+    expect(ops.locator("#try-result")).to_contain_text("This reply is an error.")
+    expect(ops.locator("#matched-pattern")).to_have_text("Wallet empty")
+    expect(ops.locator("#try-matches")).to_contain_text("Wallet empty")
+
+    ops.fill(
+        "#try-form textarea", "When the workspace wallet is empty, the console shows a banner; top up from Billing."
+    )
+    ops.click("#try-form button[type=submit]")
+    expect(ops.locator("#try-result")).to_contain_text("No enabled pattern matches")
+    shot(ops, "try-a-reply-prose")

@@ -29,7 +29,7 @@ def test_creating_a_pattern_stores_it_with_a_create_history_row(staff_user):
     row = PatternChange.objects.get(pattern=created)
     assert (row.action, row.via, row.actor, row.actor_label) == ("create", "api", staff_user, staff_user.username)
     assert row.before is None
-    assert row.after == {**NEW, "enabled": True}
+    assert row.after == {**NEW, "enabled": True, "scope": "error"}
 
 
 def test_creating_a_regex_that_does_not_compile_is_refused_on_the_pattern_field():

@@ -381,6 +381,16 @@ def test_the_detect_command_prints_the_verdict_as_json(only, capsys):
         "category": "quota",
         "retryable": False,
         "span": [2, 16],
+        "matches": [
+            {
+                "id": pattern.pk,
+                "key": None,
+                "name": pattern.name,
+                "category": "quota",
+                "retryable": False,
+                "span": [2, 16],
+            }
+        ],
     }
 
 

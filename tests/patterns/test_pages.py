@@ -23,6 +23,7 @@ def form(target=None, **changes):
         "category": "other",
         "priority": 100,
         "enabled": "on",
+        "scope": "error",
     }
     if target is not None:
         data.update(
@@ -31,6 +32,7 @@ def form(target=None, **changes):
             description=target.description,
             category=target.category,
             priority=target.priority,
+            scope=target.scope,
         )
         if not target.enabled:
             data.pop("enabled")
@@ -92,8 +94,11 @@ def test_the_list_shows_the_first_sentence_of_each_description_under_the_name(st
     assert summary.split(">", 1)[1] == "Says &quot;Slow down.&quot; to a client."
 
 
+LONG_REGEX = "regex:(?:upstream|gateway) (?:said|answered) (?:no capacity|too busy|try later) for (?:model|engine) \\S+"
+
+
 def test_the_list_folds_a_long_regex_behind_its_length_with_the_full_text_inside(staff_browser):
-    shipped = HermesErrorPattern.objects.get(key="http-429")
+    shipped = PatternFactory(pattern=LONG_REGEX, priority=1)
     row = list_row(staff_browser.get("/patterns/").content.decode(), shipped)
     summary = row.split("<summary")[1].split("</summary>")[0]
     assert f"<code>regex</code> · {len(shipped.pattern)} characters" in summary
@@ -108,7 +113,7 @@ def test_the_list_shows_a_short_pattern_whole(staff_browser):
 
 
 def test_the_folded_pattern_length_is_shown_in_chinese(staff_browser):
-    shipped = HermesErrorPattern.objects.get(key="http-429")
+    shipped = PatternFactory(pattern=LONG_REGEX, priority=1)
     page = staff_browser.get("/patterns/", HTTP_ACCEPT_LANGUAGE="zh-Hans").content.decode()
     assert f"<code>regex</code> · {len(shipped.pattern)} 个字符" in list_row(page, shipped)
 

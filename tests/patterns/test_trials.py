@@ -34,20 +34,20 @@ def good(db):
 
 def test_a_new_draft_lists_the_good_replies_it_would_now_fail(good):
     other = JudgedReplyFactory(text="Nothing to see here.")
-    trial = pattern_draft_trial(pattern_text="sources agree")
+    trial = pattern_draft_trial(pattern_text="sources agree", scope="anywhere")
     assert [row.reply for row in trial.now_failing] == [good]
     assert trial.no_longer_failing == [] and trial.draft_matches == 1
     assert other not in [row.reply for row in trial.now_failing]
 
 
 def test_a_reply_already_failed_by_another_pattern_is_not_listed(flagged):
-    trial = pattern_draft_trial(pattern_text="upstream said no")
+    trial = pattern_draft_trial(pattern_text="upstream said no", scope="anywhere")
     assert trial.draft_matches == 1 and trial.now_failing == [] and trial.no_longer_failing == []
 
 
 def test_a_reply_failed_for_another_reason_is_not_listed_as_now_failing(db):
     JudgedReplyFactory(text="The sources agree but the CRM was down.", failed=True, decided_by="engine")
-    trial = pattern_draft_trial(pattern_text="sources agree")
+    trial = pattern_draft_trial(pattern_text="sources agree", scope="anywhere")
     assert trial.draft_matches == 1 and trial.now_failing == []
 
 
@@ -73,7 +73,7 @@ def test_an_edit_is_not_listed_when_another_pattern_still_catches_the_reply(flag
 def test_a_draft_trial_reads_only_the_last_replies(db):
     JudgedReplyFactory(text="ledger mismatch in the oldest reply")
     newer = [JudgedReplyFactory(text=f"ledger mismatch {n}") for n in "BC"]
-    trial = pattern_draft_trial(pattern_text="ledger mismatch", limit=2)
+    trial = pattern_draft_trial(pattern_text="ledger mismatch", scope="anywhere", limit=2)
     assert trial.scanned == 2
     assert {row.reply for row in trial.now_failing} == set(newer)
 
@@ -108,6 +108,12 @@ def test_a_long_reply_is_judged_as_detection_judges_the_whole_text(settings, whe
     pattern = PatternFactory(name="Quokka", pattern=draft)
     expected = detect(text) is not None
     pattern.delete()
-    trial = pattern_draft_trial(pattern_text=draft)
+    trial = pattern_draft_trial(pattern_text=draft, scope="anywhere")
     assert (trial.draft_matches == 1) is expected
     assert expected is (where != "middle")
+
+
+def test_a_new_draft_has_scope_error_so_prose_that_mentions_it_would_not_fail(good):
+    error = JudgedReplyFactory(text="Error: sources agree")
+    trial = pattern_draft_trial(pattern_text="sources agree")
+    assert [row.reply for row in trial.now_failing] == [error]

@@ -1,7 +1,8 @@
 """``manage.py detect [TEXT] [--file PATH]``: judge one reply, print the verdict as JSON (SPEC §3.3).
 
 The reply comes from the argument, else from ``--file``, else from stdin. The
-verdict has the shape of the API's POST /detect; no hit is counted.
+verdict has the shape of the API's POST /detect (``matches`` included); a blank
+reply is an error (``matchedBy: "blank"``); no hit is counted.
 """
 
 import json
@@ -9,7 +10,7 @@ import sys
 
 from django.core.management.base import BaseCommand, CommandError
 
-from patterns.detection import reply_detect, reply_verdict_json
+from patterns.detection import detect_json
 
 
 class Command(BaseCommand):
@@ -24,7 +25,7 @@ class Command(BaseCommand):
             raise CommandError("Give the reply either as TEXT or with --file, not both.")
         if text is None:
             text = self._read(path)
-        self.stdout.write(json.dumps(reply_verdict_json(reply_detect(text)), ensure_ascii=False))
+        self.stdout.write(json.dumps(detect_json(text), ensure_ascii=False))
 
     @staticmethod
     def _read(path):

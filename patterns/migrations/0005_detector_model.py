@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('patterns', '0003_judged_reply'),
+        ('patterns', '0004_pattern_scope'),
     ]
 
     operations = [
