@@ -70,9 +70,14 @@ def corpus_rows_load() -> tuple[list[dict], list[dict]]:
 
 
 def ordinary_rows_load() -> tuple[list[dict], list[dict]]:
-    """``(folds rows, held-out rows)`` of the ordinary answers (SPEC §3.3a): every row a non-error.
-    Missing files give empty lists (a wheel without the tests)."""
-    return tuple(labelled_rows_load(p) if p.exists() else [] for p in (ORDINARY_FOLDS_PATH, ORDINARY_HELDOUT_PATH))
+    """``(folds rows, held-out rows)`` of the ordinary answers (SPEC §3.3a): every row a non-error,
+    marked ``ordinary: True`` (training weighs them ORDINARY_WEIGHT, the threshold caps their
+    false-positive rate). Missing files give empty lists (a wheel without the tests)."""
+    parts = []
+    for path in (ORDINARY_FOLDS_PATH, ORDINARY_HELDOUT_PATH):
+        rows = labelled_rows_load(path) if path.exists() else []
+        parts.append([dict(row, ordinary=True) for row in rows])
+    return parts[0], parts[1]
 
 
 def training_fold_rows_load() -> list[dict]:
