@@ -2,7 +2,7 @@
 
 Training uses scikit-learn: a character n-gram TF-IDF
 (``char_wb``, 2–5, lowercase, sublinear tf) feeding a logistic regression for
-"is a failed call", and a multinomial logistic regression over the same
+"is a failed call" (classes balanced; ordinary answers weighted ORDINARY_WEIGHT), and a multinomial logistic regression over the same
 features for the category, fitted on error rows only. Inputs are sorted and the
 solvers are deterministic, so the same rows give the same weights.
 
@@ -30,8 +30,12 @@ NGRAM_RANGE = (2, 5)
 #: Vectorizer and solver settings (fixed: they are part of what a test reproduces).
 MAX_FEATURES = 10000
 MIN_DF = 2
-ERROR_C = 30.0
+ERROR_C = 100.0
 CATEGORY_C = 10.0
+#: Sample weight of an ordinary answer (a row of the ordinary-answers set) in the error model: they
+#: are many and mostly easy, and at full weight they dilute the "balanced" weight of the hard
+#: negatives (answers that explain errors). Chosen with ERROR_C on the folds, leave-source-out.
+ORDINARY_WEIGHT = 0.5
 #: Significant digits kept in exported floats (the probability stays within 1e-6 of scikit-learn's).
 DIGITS = 8
 #: Long replies are judged on their head and tail, as patterns are (SPEC §3.3): the model sees

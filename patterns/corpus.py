@@ -25,6 +25,9 @@ REPO = Path(__file__).resolve().parents[1]
 CORPUS_DIR = REPO / "tests" / "data" / "corpus"
 FOLDS_PATH = CORPUS_DIR / "folds.jsonl"
 HELDOUT_PATH = CORPUS_DIR / "heldout.jsonl"
+#: Ordinary answers (what nearly every production reply is): non-errors only, split the same way.
+ORDINARY_FOLDS_PATH = CORPUS_DIR / "ordinary-folds.jsonl"
+ORDINARY_HELDOUT_PATH = CORPUS_DIR / "ordinary-heldout.jsonl"
 #: The older labelled sets, used as extra training rows (never as evaluation folds).
 EXTRA_PATHS = (
     REPO / "tests" / "data" / "agent-replies-sample.jsonl",
@@ -33,6 +36,8 @@ EXTRA_PATHS = (
 
 #: The seed of the held-out draw (fixed once, when the split was frozen).
 HELDOUT_SEED = 20261201
+#: The seed of the ordinary answers' held-out draw (fixed once, before any choice was made on them).
+ORDINARY_HELDOUT_SEED = 20261202
 #: Share of rows (drawn as whole families) in the held-out part.
 HELDOUT_SHARE = 0.25
 
@@ -62,6 +67,23 @@ def labelled_rows_load(path: Path) -> list[dict]:
 def corpus_rows_load() -> tuple[list[dict], list[dict]]:
     """``(folds rows, held-out rows)`` of the shipped corpus."""
     return labelled_rows_load(FOLDS_PATH), labelled_rows_load(HELDOUT_PATH)
+
+
+def ordinary_rows_load() -> tuple[list[dict], list[dict]]:
+    """``(folds rows, held-out rows)`` of the ordinary answers (SPEC §3.3a): every row a non-error,
+    marked ``ordinary: True`` (training weighs them ORDINARY_WEIGHT, the threshold caps their
+    false-positive rate). Missing files give empty lists (a wheel without the tests)."""
+    parts = []
+    for path in (ORDINARY_FOLDS_PATH, ORDINARY_HELDOUT_PATH):
+        rows = labelled_rows_load(path) if path.exists() else []
+        parts.append([dict(row, ordinary=True) for row in rows])
+    return parts[0], parts[1]
+
+
+def training_fold_rows_load() -> list[dict]:
+    """The rows the shipped model is tuned and trained on: the corpus folds and the ordinary
+    answers' folds (never a held-out part). Both are split into leave-source-out folds together."""
+    return labelled_rows_load(FOLDS_PATH) + ordinary_rows_load()[0]
 
 
 def extra_rows_load() -> list[dict]:
@@ -128,5 +150,28 @@ def corpus_freeze() -> tuple[int, int]:
     return len(parts[FOLDS_PATH]), len(parts[HELDOUT_PATH])
 
 
+def ordinary_freeze() -> tuple[int, int]:
+    """Re-split the ordinary answers (both files' rows) by :func:`heldout_families_draw` with
+    ORDINARY_HELDOUT_SEED, rewriting both files. Returns the row counts."""
+    rows = [
+        row
+        for path in (ORDINARY_FOLDS_PATH, ORDINARY_HELDOUT_PATH)
+        if path.exists()
+        for row in labelled_rows_load(path)
+    ]
+    rows.sort(key=lambda row: row["id"])
+    heldout = heldout_families_draw(rows, seed=ORDINARY_HELDOUT_SEED)
+    parts = {
+        ORDINARY_FOLDS_PATH: [r for r in rows if r["family"] not in heldout],
+        ORDINARY_HELDOUT_PATH: [r for r in rows if r["family"] in heldout],
+    }
+    for path, part in parts.items():
+        with open(path, "w", encoding="utf-8") as handle:
+            for row in part:
+                handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+    return len(parts[ORDINARY_FOLDS_PATH]), len(parts[ORDINARY_HELDOUT_PATH])
+
+
 if __name__ == "__main__":  # pragma: no cover - a maintenance step, run once when the corpus grows
     print("folds, held-out rows:", corpus_freeze())
+    print("ordinary folds, held-out rows:", ordinary_freeze())

@@ -27,6 +27,7 @@ from patterns.classifier import (
     MAX_FEATURES,
     MIN_DF,
     NGRAM_RANGE,
+    ORDINARY_WEIGHT,
     TAIL_CHARS,
     WEIGHTS_FORMAT,
     model_judge,
@@ -39,7 +40,9 @@ def _rows_sorted(rows: list[dict]) -> list[dict]:
     """Rows in a stable order (text, then label), duplicates of (text, label) dropped."""
     seen = set()
     out = []
-    for row in sorted(rows, key=lambda r: (r["text"], bool(r["isError"]), r.get("category") or "")):
+    for row in sorted(
+        rows, key=lambda r: (r["text"], bool(r["isError"]), r.get("category") or "", bool(r.get("ordinary")))
+    ):
         key = (row["text"], bool(row["isError"]), row.get("category") or "")
         if key not in seen:
             seen.add(key)
@@ -48,7 +51,8 @@ def _rows_sorted(rows: list[dict]) -> list[dict]:
 
 
 def detector_fit(rows: list[dict]):
-    """Fit the vectorizer and both models on ``rows`` (``text``, ``isError``, ``category``).
+    """Fit the vectorizer and both models on ``rows`` (``text``, ``isError``, ``category``; rows
+    marked ``ordinary`` weigh ORDINARY_WEIGHT in the error model, the others 1).
 
     Returns ``(vectorizer, error_model, category_model)`` (scikit-learn objects).
     Raises ValueError when ``rows`` lack either errors or non-errors.
@@ -74,7 +78,8 @@ def _fit(rows: list[dict]):
     )
     matrix = vectorizer.fit_transform([model_text(r["text"]) for r in rows])
     error_model = LogisticRegression(C=ERROR_C, max_iter=2000, class_weight="balanced")
-    error_model.fit(matrix, labels)
+    weights = np.array([ORDINARY_WEIGHT if row.get("ordinary") else 1.0 for row in rows])
+    error_model.fit(matrix, labels, sample_weight=weights)
     error_rows = [i for i, label in enumerate(labels) if label]
     categories = [rows[i]["category"] or "other" for i in error_rows]
     category_model = None
@@ -140,17 +145,32 @@ def out_of_fold_probabilities(folds: list[list[dict]], *, extra: list[dict]) -> 
     return judged
 
 
-def threshold_choose(judged: list[tuple[dict, float, str]], *, min_precision: float = 0.98) -> float:
+#: The highest out-of-fold false-positive rate on ordinary answers a threshold may have: nearly
+#: every production reply is an ordinary answer, so this rate is the share of runs misjudged.
+MAX_ORDINARY_FP_RATE = 0.005
+
+
+def threshold_choose(
+    judged: list[tuple[dict, float, str]],
+    *,
+    min_precision: float = 0.98,
+    max_ordinary_fp_rate: float = MAX_ORDINARY_FP_RATE,
+) -> float:
     """The lowest threshold (so the highest recall) at which the pooled out-of-fold precision is
-    at least ``min_precision`` (the highest recall at that precision). Falls back to 0.99 when
-    no threshold reaches it."""
+    at least ``min_precision`` and at most ``max_ordinary_fp_rate`` of the rows marked
+    ``ordinary`` score at or above it (checked only when there are such rows). Falls back to
+    0.99 when no threshold meets both."""
     candidates = sorted({round(p, 4) for _row, p, _c in judged} | {0.5}, reverse=True)
+    ordinary = [p for row, p, _c in judged if row.get("ordinary")]
     best = None
     for threshold in candidates:
         flagged = [row for row, p, _c in judged if p >= threshold]
         if not flagged:
             continue
         true_pos = sum(1 for row in flagged if row["isError"])
+        ordinary_fp = sum(1 for p in ordinary if p >= threshold)
+        if ordinary and ordinary_fp > max_ordinary_fp_rate * len(ordinary):
+            break
         if true_pos / len(flagged) >= min_precision:
             best = threshold
     return best if best is not None else 0.99
@@ -166,21 +186,25 @@ def rows_digest(rows: list[dict]) -> str:
 
 @dataclass
 class TrainingReport:
-    """What :func:`detector_train` did: rows used, the chosen threshold and the pooled
-    out-of-fold precision and recall at it (leave-source-out on the folds)."""
+    """What :func:`detector_train` did: rows used (``ordinary_rows`` of them ordinary answers), the
+    chosen threshold, the pooled out-of-fold precision and recall at it and the out-of-fold
+    false-positive rate on ordinary answers (leave-source-out on the folds)."""
 
     fold_rows: int
     extra_rows: int
     threshold: float
     precision: float
     recall: float
+    ordinary_rows: int = 0
+    ordinary_fp_rate: float = 0.0
 
 
 def detector_train(
     *, fold_rows: list[dict], extra_rows: list[dict], version_prefix: str, k: int = 5, seed: int = 7
 ) -> tuple[dict, TrainingReport]:
     """Train the shipped kind of model (SPEC §3.3a): choose the threshold leave-source-out on
-    ``fold_rows`` (``k`` family folds, seeded; ``extra_rows`` always in training), then fit on
+    ``fold_rows`` (the corpus folds and the ordinary answers' folds, split together into ``k``
+    family folds, seeded; ``extra_rows`` always in training), then fit on
     all rows and export. The version is ``<prefix>-<digest of the rows>``, so the same rows give
     byte-identical weights. Raises ValueError when the rows lack errors or non-errors."""
     judged = out_of_fold_probabilities(family_folds(fold_rows, k=k, seed=seed), extra=extra_rows)
@@ -188,6 +212,7 @@ def detector_train(
     flagged = [row for row, probability, _c in judged if probability >= threshold]
     errors = sum(1 for row, _p, _c in judged if row["isError"])
     true_pos = sum(1 for row in flagged if row["isError"])
+    ordinary = [probability for row, probability, _c in judged if row.get("ordinary")]
     rows = fold_rows + extra_rows
     weights = weights_export(detector_fit(rows), threshold=threshold, version=f"{version_prefix}-{rows_digest(rows)}")
     report = TrainingReport(
@@ -196,6 +221,8 @@ def detector_train(
         threshold=weights["threshold"],
         precision=true_pos / len(flagged) if flagged else 1.0,
         recall=true_pos / errors if errors else 1.0,
+        ordinary_rows=len(ordinary),
+        ordinary_fp_rate=sum(1 for p in ordinary if p >= threshold) / len(ordinary) if ordinary else 0.0,
     )
     return weights, report
 

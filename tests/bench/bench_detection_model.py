@@ -1,14 +1,18 @@
 """The second signal, leave-source-out (SPEC §3.3a).
 
-Rows of ``tests/data/corpus/folds.jsonl`` are grouped by family into 5 folds
-(seeded); for each fold the model is trained on the other folds plus the older
-labelled sets (``tests/data``) and judges the fold. The shipped patterns are
+Rows of ``tests/data/corpus/folds.jsonl`` and of the ordinary answers'
+``ordinary-folds.jsonl`` are grouped by family into 5 folds together (seeded),
+as ``train_detector`` does; for each fold the model is trained on the other
+folds plus the older labelled sets (``tests/data``) and judges the fold. The shipped patterns are
 judged as they are. Three ways are scored: patterns alone, model alone, and
 both (patterns first, the model on replies no pattern matched), pooled over
 the folds and on the frozen held-out part (judged by the shipped default
 model, which is trained on all folds and the older sets, never on held-out).
-The older sets are scored too (the model there is judged in-sample). Then the
-model's cost: pure-Python inference on 1,300-character replies, p50 and p99.
+The ordinary answers (non-errors only) get their own table: the share of them
+each way flags (the false-positive rate production sees, since nearly every
+reply is an ordinary answer), on the folds (out-of-fold) and on their frozen
+held-out part (shipped default model). The older sets are scored too (the
+model there is judged in-sample). Then the model's cost: pure-Python inference on 1,300-character replies, p50 and p99.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import random
 import time
 
 from patterns.classifier import model_judge
-from patterns.corpus import corpus_rows_load, extra_rows_load, family_folds
+from patterns.corpus import corpus_rows_load, extra_rows_load, family_folds, ordinary_rows_load
 from patterns.detector import default_weights_load
 from patterns.training import detector_fit, threshold_choose, weights_export
 from tests.bench.quality import HEAD_CHARS, OWN_SET_PATH, TAIL_CHARS, builtin_matcher, load_labelled, sample_path
@@ -69,9 +73,19 @@ def _table(name, judged):
     return lines
 
 
+def _ordinary_table(name, judged):
+    lines = []
+    for which in ("patterns", "model", "both"):
+        _precision, _recall, _category, _tp, fp, _fn = _score(judged, which)
+        lines.append(f"{name:<26} {which:<9} {fp:7d} {len(judged):5d} {fp / len(judged) if judged else 0:8.3f}")
+    return lines
+
+
 def quality_tables(*, heldout: bool = True) -> str:
-    """The quality table; ``heldout=False`` leaves the frozen part out (for work on the folds)."""
-    fold_rows, heldout_rows = corpus_rows_load()
+    """The quality tables; ``heldout=False`` leaves the frozen parts out (for work on the folds)."""
+    corpus_folds, heldout_rows = corpus_rows_load()
+    ordinary_folds, ordinary_heldout = ordinary_rows_load()
+    fold_rows = corpus_folds + ordinary_folds
     extra = extra_rows_load()
     folds = family_folds(fold_rows, k=K, seed=SEED)
     fold_weights = []
@@ -91,13 +105,22 @@ def quality_tables(*, heldout: bool = True) -> str:
         f"threshold chosen leave-source-out on the folds: {threshold:.4f} (shipped default: {default['threshold']:.4f})",
         header,
     ]
-    lines += _table(f"folds ({len(fold_rows)}, pooled)", judged_folds)
+    judged_corpus = [verdict for verdict in judged_folds if not verdict[0].get("ordinary")]
+    judged_ordinary = [verdict for verdict in judged_folds if verdict[0].get("ordinary")]
+    lines += _table(f"folds ({len(corpus_folds)}, pooled)", judged_corpus)
     if heldout:
         lines += _table(f"held-out ({len(heldout_rows)})", _verdicts(heldout_rows, default, default["threshold"]))
     for name, path in (("sample*", sample_path()), ("own set*", OWN_SET_PATH)):
         rows = [dict(r, isError=r["label"] == "error") for r in load_labelled(path)]
         lines += _table(f"{name} ({len(rows)})", _verdicts(rows, default, default["threshold"]))
     lines.append("* the older sets are in the model's training data: its figures there are in-sample.")
+    lines += ["", "Ordinary answers flagged as failed (false-positive rate)"]
+    lines.append(f"{'rows':<26} {'signal':<9} {'flagged':>7} {'of':>5} {'fp rate':>8}")
+    lines += _ordinary_table(f"ordinary folds ({len(ordinary_folds)})", judged_ordinary)
+    if heldout:
+        lines += _ordinary_table(
+            f"ordinary held-out ({len(ordinary_heldout)})", _verdicts(ordinary_heldout, default, default["threshold"])
+        )
     return "\n".join(lines)
 
 

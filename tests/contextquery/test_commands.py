@@ -123,3 +123,13 @@ def test_loaddemo_twice_records_new_runs(db):
     lines = run_command("loaddemo")
     assert WorkflowRun.objects.count() == 2 * first == 10
     assert "Recorded 5 demo runs" in lines[-1]
+
+
+def test_loaddemo_judges_failed_only_the_429_reply_and_the_skipped_node(demo):
+    failed = {
+        (name, key)
+        for name, (_run, visits) in demo.runs.items()
+        for key, recorded in visits.items()
+        if Visit.objects.get(pk=recorded.visit.pk).status == "FAILED"
+    }
+    assert failed == {("rate_limited", "B1"), ("skipped", "B")}

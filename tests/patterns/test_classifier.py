@@ -6,7 +6,7 @@ import pytest
 from sklearn.feature_extraction.text import TfidfVectorizer
 
 from patterns.classifier import ModelVerdict, _features, _prepare, char_wb_ngrams, model_judge, model_text
-from patterns.corpus import corpus_rows_load, extra_rows_load
+from patterns.corpus import corpus_rows_load, extra_rows_load, training_fold_rows_load
 from patterns.detector import DEFAULT_WEIGHTS_PATH, default_weights_load
 from patterns.training import (
     detector_fit,
@@ -88,6 +88,25 @@ def test_the_threshold_is_the_highest_recall_at_the_precision_asked():
     assert threshold_choose(judged, min_precision=0.98) == 0.95
 
 
+def test_the_threshold_flags_at_most_the_allowed_share_of_ordinary_answers():
+    error, ok, ordinary = {"isError": True}, {"isError": False}, {"isError": False, "ordinary": True}
+    judged = [(error, 0.95, "x"), (error, 0.9, "x"), (ordinary, 0.85, ""), (error, 0.8, "x"), (ok, 0.1, "")]
+    judged += [(ordinary, 0.05, "")] * 99
+    assert threshold_choose(judged, min_precision=0.7, max_ordinary_fp_rate=0.0) == 0.9
+    assert threshold_choose(judged, min_precision=0.7, max_ordinary_fp_rate=0.01) == 0.5
+
+
+def test_ordinary_answers_weigh_less_than_other_rows_in_training():
+    rows = [
+        {"text": "quota reached, try later", "isError": True, "category": "quota"},
+        {"text": "Quota reached: 92% of target", "isError": False, "category": None},
+        {"text": "Quota reached: 92% of target", "isError": False, "category": None, "ordinary": True},
+    ]
+    plain = sklearn_probabilities(detector_fit(rows[:2]), ["Quota reached: 92% of target"])[0]
+    lighter = sklearn_probabilities(detector_fit([rows[0], rows[2]]), ["Quota reached: 92% of target"])[0]
+    assert lighter > plain
+
+
 def test_the_weights_are_plain_json_never_a_pickle():
     text = DEFAULT_WEIGHTS_PATH.read_text(encoding="utf-8")
     weights = json.loads(text)
@@ -97,8 +116,9 @@ def test_the_weights_are_plain_json_never_a_pickle():
 
 @pytest.mark.slow
 def test_retraining_on_the_shipped_corpus_gives_the_shipped_default_byte_for_byte():
-    folds, _heldout = corpus_rows_load()
-    weights, _report = detector_train(fold_rows=folds, extra_rows=extra_rows_load(), version_prefix="default")
+    weights, _report = detector_train(
+        fold_rows=training_fold_rows_load(), extra_rows=extra_rows_load(), version_prefix="default"
+    )
     assert weights_dump(weights) == DEFAULT_WEIGHTS_PATH.read_text(encoding="utf-8")
 
 

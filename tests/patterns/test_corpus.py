@@ -1,13 +1,18 @@
 """The labelled corpus of the second signal is sound (SPEC §3.3a)."""
 
+import re
+
 import pytest
 
 from patterns.corpus import (
     CATEGORY_KEYS,
+    ORDINARY_HELDOUT_SEED,
     corpus_rows_load,
     extra_rows_load,
     family_folds,
     heldout_families_draw,
+    ordinary_rows_load,
+    training_fold_rows_load,
 )
 
 
@@ -63,3 +68,47 @@ def test_family_folds_keep_each_family_in_one_fold(corpus):
     families = [{row["family"] for row in fold} for fold in folds]
     assert sum(len(f) for f in families) == len(set().union(*families))
     assert sum(len(fold) for fold in folds) == len(corpus[0])
+
+
+@pytest.fixture(scope="module")
+def ordinary():
+    return ordinary_rows_load()
+
+
+def test_the_ordinary_answers_hold_at_least_three_hundred_rows_from_forty_families(ordinary):
+    rows = ordinary[0] + ordinary[1]
+    assert len(rows) >= 300 and len({row["family"] for row in rows}) >= 40
+
+
+def test_every_ordinary_answer_is_a_non_error_with_a_public_source_and_a_family(ordinary):
+    for row in ordinary[0] + ordinary[1]:
+        assert row["isError"] is False and row["category"] is None and row["retryable"] is None, row["id"]
+        assert row["source"].startswith(("https://", "http://")) and row["family"].startswith("ord-"), row["id"]
+
+
+def test_the_ordinary_answers_mix_languages_and_short_label_colon_answers(ordinary):
+    rows = ordinary[0] + ordinary[1]
+    assert sum(row["lang"] == "zh" for row in rows) >= 40
+    assert all((row["lang"] == "zh") == bool(re.search(r"[\u4e00-\u9fff]", row["text"])) for row in rows)
+    short_labelled = [row for row in rows if len(row["text"]) < 80 and re.match(r"^[\w ]{2,20}[:：]", row["text"])]
+    assert len(short_labelled) >= 30
+
+
+def test_the_ordinary_held_out_part_is_the_seeded_draw_over_its_families(ordinary):
+    folds, heldout = ordinary
+    assert not {row["family"] for row in folds} & {row["family"] for row in heldout}
+    drawn = heldout_families_draw(folds + heldout, seed=ORDINARY_HELDOUT_SEED)
+    assert drawn == {row["family"] for row in heldout}
+
+
+def test_no_ordinary_answer_repeats_a_corpus_or_old_tuning_text_or_id(corpus, ordinary):
+    rows = ordinary[0] + ordinary[1]
+    assert len({row["id"] for row in rows}) == len(rows)
+    others = corpus[0] + corpus[1] + extra_rows_load()
+    assert not {row["id"] for row in rows} & {row["id"] for row in others}
+    assert not {row["text"].strip() for row in rows} & {row["text"].strip() for row in others}
+
+
+def test_training_folds_are_the_corpus_folds_and_the_ordinary_folds_never_a_held_out_part(corpus, ordinary):
+    ids = {row["id"] for row in training_fold_rows_load()}
+    assert ids == {row["id"] for row in corpus[0] + ordinary[0]}

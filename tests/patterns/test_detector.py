@@ -74,5 +74,35 @@ def test_train_detector_learns_from_ops_marks_and_stores_the_newest_model(staff_
     assert newest.weights["version"] != default_weights_load()["version"]
 
 
+#: Ordinary workflow answers: the demo's (contextquery/management/commands/loaddemo.py) and the
+#: issue's examples of short task reports; none of them is in the training data.
+ORDINARY_ANSWERS = [
+    "Found three sources: IEA Global EV Outlook, a BNEF battery note and Eurostat.",
+    "Demand grows about 25% a year, while cathode supply lags behind.",
+    "Findings: demand grows 25% a year; cathodes are the bottleneck.",
+    "Sales peak in September; the chart shows the monthly totals.",
+    "# Q3 report\nDemand grows 25% a year; sales peak in September.",
+    "The ticket: login fails for e-mail addresses containing '+'.",
+    "Reproduced: test_plus_address fails.",
+    "Patched: the address is URL-encoded.",
+    "Not approved: fix the parser instead of encoding the address.",
+    "Patched the parser; '+' is kept.",
+    "Terms: workflow, visit, token.",
+    "Translated: 工作流、访问、令牌.",
+    "工作流、访问、令牌",
+    "Segmented 412 customers without CRM data: 301 small, 111 large.",
+    "The ticket: CSV export drops the last row.",
+    "Found 3 sources: the changelog, the migration guide and an issue thread.",
+    "Reproduced: test_export_keeps_last_row fails on main.",
+    "Patched: the build that failed on Windows now passes.",
+    "Quota: 92% of the Q3 sales quota reached.",
+]
+
+
+@pytest.mark.parametrize("text", ORDINARY_ANSWERS)
+def test_the_shipped_model_does_not_judge_an_ordinary_answer_failed(text):
+    assert model_detect(text) is None, model_score(text).probability
+
+
 def test_the_default_weights_file_ships_with_the_package():
     assert DEFAULT_WEIGHTS_PATH.exists() and DEFAULT_WEIGHTS_PATH.parent.name == "data"

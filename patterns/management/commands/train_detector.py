@@ -1,10 +1,12 @@
 """``manage.py train_detector [--default] [--output PATH] [--no-store]``: train the detection model (SPEC §3.3a).
 
-Trains on the shipped labelled corpus (``tests/data/corpus/folds.jsonl``) and
-the older labelled sets (``tests/data/agent-replies-*.jsonl``), plus ops'
-marks (false positives, missed failures) unless ``--default``; the threshold is
-chosen leave-source-out on the corpus folds (pooled precision at least 0.98).
-The held-out part of the corpus is never read. Stores the weights as the
+Trains on the shipped labelled corpus (``tests/data/corpus/folds.jsonl``), the
+ordinary answers (``tests/data/corpus/ordinary-folds.jsonl``) and the older
+labelled sets (``tests/data/agent-replies-*.jsonl``), plus ops' marks (false
+positives, missed failures) unless ``--default``; the threshold is chosen
+leave-source-out on the corpus and ordinary folds together (pooled precision at
+least 0.98, at most 0.5% of ordinary answers flagged). The held-out parts are
+never read. Stores the weights as the
 newest model (every worker picks it up) unless ``--no-store``; ``--output``
 also writes them as JSON. ``--default`` rewrites the shipped default weights
 (``patterns/data/detector-default.json``), trained without marks and not stored.
@@ -14,7 +16,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from patterns.corpus import FOLDS_PATH, extra_rows_load, labelled_rows_load
+from patterns.corpus import FOLDS_PATH, extra_rows_load, training_fold_rows_load
 from patterns.detector import DEFAULT_WEIGHTS_PATH, detector_store
 from patterns.marks import marked_rows
 from patterns.training import detector_train, weights_dump
@@ -31,7 +33,7 @@ class Command(BaseCommand):
     def handle(self, *args, default=False, output=None, no_store=False, **options):
         if not FOLDS_PATH.exists():
             raise CommandError(f"The labelled corpus is missing ({FOLDS_PATH}); run from a checkout.")
-        fold_rows = labelled_rows_load(FOLDS_PATH)
+        fold_rows = training_fold_rows_load()
         extra = extra_rows_load()
         marks = [] if default else marked_rows()
         try:
@@ -49,7 +51,9 @@ class Command(BaseCommand):
         if not default and not no_store:
             detector_store(weights=weights, note=f"{len(marks)} marks")
         self.stdout.write(
-            f"Model {weights['version']}: {report.fold_rows} corpus rows, {len(extra)} older rows, {len(marks)} marks; "
+            f"Model {weights['version']}: {report.fold_rows - report.ordinary_rows} corpus rows, "
+            f"{report.ordinary_rows} ordinary answers, {len(extra)} older rows, {len(marks)} marks; "
             f"threshold {report.threshold:.4f} (leave-source-out precision {report.precision:.3f}, "
-            f"recall {report.recall:.3f})" + ("" if default or no_store else "; stored as the newest model.")
+            f"recall {report.recall:.3f}, ordinary answers flagged {report.ordinary_fp_rate:.3f})"
+            + ("" if default or no_store else "; stored as the newest model.")
         )
