@@ -167,3 +167,17 @@ def test_the_interface_switches_to_chinese(ops):
     expect(ops.locator("#new-pattern")).to_have_text("新建模式")
     expect(ops.locator("#reset-patterns")).to_have_text("恢复默认")
     shot(ops, "patterns-list-zh")
+
+
+def test_the_history_keeps_who_how_and_what_on_one_line_beside_a_long_regex(ops, live_server):
+    ops.select_option("#language-form select", "zh-hans")
+    ops.click("#language-form button[type=submit]")
+    rate_limit = HermesErrorPattern.objects.get(key="rate-limit")  # a regex of 400 characters
+    ops.goto(f"{live_server.url}/patterns/{rate_limit.pk}/")
+    lines = ops.locator("#history tbody tr:first-child td:nth-child(-n+4)").evaluate_all(
+        """els => els.map(e => { const r = document.createRange(); r.selectNodeContents(e);
+          return [e.textContent.trim(), new Set(Array.from(r.getClientRects()).filter(b => b.width > 0)
+            .map(b => Math.round(b.top))).size]; })"""
+    )
+    assert [text for text, count in lines if count > 1] == [], lines
+    shot(ops, "pattern-history-zh")
