@@ -21,7 +21,7 @@ class PatternChangeInline(admin.TabularInline):
 
     model = PatternChange
     fk_name = "pattern"
-    fields = ["created_at", "actor_label", "via", "action", "before", "after"]
+    fields = ["created_at", "actor_label", "via", "action", "before_shown", "after_shown"]
     readonly_fields = fields
     extra = 0
     can_delete = False
@@ -32,6 +32,15 @@ class PatternChangeInline(admin.TabularInline):
 
     def has_change_permission(self, request, obj=None):
         return False
+
+    # The JSON fields have no verbose name of their own: named here so the admin speaks the page's language.
+    @admin.display(description=_("before"))
+    def before_shown(self, change):
+        return change.before
+
+    @admin.display(description=_("after"))
+    def after_shown(self, change):
+        return change.after
 
 
 @admin.register(HermesErrorPattern)
@@ -53,7 +62,20 @@ class HermesErrorPatternAdmin(admin.ModelAdmin):
     ordering = ["priority", "id"]
     actions = ["delete_selected", "enable_selected", "disable_selected"]
     inlines = [PatternChangeInline]
-    readonly_fields = ["key", "is_built_in", "hit_count", "last_hit_at", "created_at", "updated_at"]
+    readonly_fields = ["pattern_key", "is_built_in", "hit_count", "last_hit_at", "created", "updated"]
+
+    # key, created_at and updated_at have no verbose name (a new one would be a migration): named here.
+    @admin.display(description=_("key"))
+    def pattern_key(self, pattern):
+        return pattern.key or "—"
+
+    @admin.display(description=_("Created"))
+    def created(self, pattern):
+        return pattern.created_at
+
+    @admin.display(description=_("Updated"))
+    def updated(self, pattern):
+        return pattern.updated_at
 
     def get_readonly_fields(self, request, obj=None):
         fields = list(super().get_readonly_fields(request, obj))

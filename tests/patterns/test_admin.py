@@ -148,3 +148,13 @@ def test_the_history_is_shown_read_only_in_the_admin(admin_browser, custom):
     response = admin_browser.get("/admin/patterns/patternchange/")
     assert response.status_code == 200 and custom.name in response.content.decode()
     assert admin_browser.get("/admin/patterns/patternchange/add/").status_code == 403
+
+
+def test_a_pattern_page_in_the_admin_labels_every_field_in_chinese(admin_browser, built_in):
+    seed_history = admin_browser.get(
+        f"/admin/patterns/hermeserrorpattern/{built_in.pk}/change/", HTTP_ACCEPT_LANGUAGE="zh-hans"
+    ).content.decode()
+    for english in ("Key:", "Created at:", "Updated at:", ">Before<", ">After<"):
+        assert english not in seed_history, english
+    for chinese in ("键", "已创建", "更新于"):
+        assert chinese in seed_history, chinese
