@@ -240,6 +240,9 @@ def test_statuses_and_run_ids_stay_on_one_line_beside_a_long_failure_reason(ops)
     ops.goto(f"{ops.base}/runs/{translate.run_id}/")
     assert wrapped(ops, "#visit-table .status") == []
     shot(ops, "run-failure-reason-columns")
+    rate_limit = HermesErrorPattern.objects.get(key="rate-limit")
+    ops.goto(f"{ops.base}/runs/matched/{rate_limit.pk}/")
+    assert wrapped(ops, "#matched-visits tbody td:first-child") == []
 
 
 def test_the_tool_forms_endpoint_box_is_as_wide_as_its_other_boxes(ops):
