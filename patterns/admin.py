@@ -2,11 +2,14 @@
 enable/disable actions with history, built-ins undeletable with a read-only
 name and pattern. Every save and delete goes through ``patterns.changes``."""
 
+import json
+
 from django.contrib import admin, messages
 from django.contrib.admin.actions import delete_selected as django_delete_selected
 from django.contrib.admin.utils import unquote
 from django.shortcuts import redirect
 from django.urls import reverse
+from django.utils import formats, timezone
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
@@ -14,6 +17,17 @@ from patterns import changes
 from patterns.forms import PatternForm
 from patterns.models import HermesErrorPattern, PatternChange
 from project.errors import Conflict, Invalid
+from project.templatetags.hermes import via_label
+
+
+def json_shown(value) -> str:
+    """A change's before/after as JSON (``—`` for none), as the JSON field itself would show it."""
+    return "—" if value is None else json.dumps(value, ensure_ascii=False)
+
+
+def moment_shown(value) -> str:
+    """A time as the admin shows its own date fields (local time, the language's format)."""
+    return formats.localize(timezone.template_localtime(value)) if value else "—"
 
 
 class PatternChangeInline(admin.TabularInline):
@@ -21,7 +35,7 @@ class PatternChangeInline(admin.TabularInline):
 
     model = PatternChange
     fk_name = "pattern"
-    fields = ["created_at", "actor_label", "via", "action", "before_shown", "after_shown"]
+    fields = ["created_at", "actor_label", "via_shown", "action", "before_shown", "after_shown"]
     readonly_fields = fields
     extra = 0
     can_delete = False
@@ -36,11 +50,15 @@ class PatternChangeInline(admin.TabularInline):
     # The JSON fields have no verbose name of their own: named here so the admin speaks the page's language.
     @admin.display(description=_("before"))
     def before_shown(self, change):
-        return change.before
+        return json_shown(change.before)
 
     @admin.display(description=_("after"))
     def after_shown(self, change):
-        return change.after
+        return json_shown(change.after)
+
+    @admin.display(description=_("via"))
+    def via_shown(self, change):
+        return via_label(change.via)
 
 
 @admin.register(HermesErrorPattern)
@@ -71,11 +89,11 @@ class HermesErrorPatternAdmin(admin.ModelAdmin):
 
     @admin.display(description=_("Created"))
     def created(self, pattern):
-        return pattern.created_at
+        return moment_shown(pattern.created_at)
 
     @admin.display(description=_("Updated"))
     def updated(self, pattern):
-        return pattern.updated_at
+        return moment_shown(pattern.updated_at)
 
     def get_readonly_fields(self, request, obj=None):
         fields = list(super().get_readonly_fields(request, obj))

@@ -158,3 +158,13 @@ def test_a_pattern_page_in_the_admin_labels_every_field_in_chinese(admin_browser
         assert english not in seed_history, english
     for chinese in ("键", "已创建", "更新于"):
         assert chinese in seed_history, chinese
+
+
+def test_a_pattern_page_in_the_admin_shows_its_history_as_json_and_says_how_each_change_was_made(admin_browser):
+    seeded = HermesErrorPattern.objects.get(key="rate-limit")
+    page = admin_browser.get(
+        f"/admin/patterns/hermeserrorpattern/{seeded.pk}/change/", HTTP_ACCEPT_LANGUAGE="zh-hans"
+    ).content.decode()
+    assert "&quot;key&quot;: &quot;rate-limit&quot;" in page and "&#x27;key&#x27;:" not in page
+    assert ">迁移<" in page and ">migration<" not in page
+    assert "+00:00" not in page  # times as the admin shows its own, not a raw timestamp
