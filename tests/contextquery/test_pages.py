@@ -737,3 +737,10 @@ def test_the_run_pages_visit_durations_read_like_the_run_lists_in_both_languages
     assert "250 毫秒" in chinese and "0.25 s" not in chinese
     visit_page = html(ops.get(f"/runs/durations1/visits/{visit.visit_uuid}/", HTTP_ACCEPT_LANGUAGE="zh-hans"))
     assert "(250 毫秒)" in visit_page
+
+
+def test_a_visit_without_output_yet_says_so_on_one_line(ops, record):
+    running = record(CHAIN).visit("A", complete=False)
+    page = html(ops.get(visit_url(running)))
+    assert '<section id="output" data-live-region class="empty">' in page
+    assert "No output recorded yet." in page
