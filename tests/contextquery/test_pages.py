@@ -744,3 +744,11 @@ def test_a_visit_without_output_yet_says_so_on_one_line(ops, record):
     page = html(ops.get(visit_url(running)))
     assert '<section id="output" data-live-region class="empty">' in page
     assert "No output recorded yet." in page
+
+
+def test_the_run_page_shows_no_failure_reason_column_until_some_visit_has_one(ops, record):
+    rec = record(CHAIN, run_id="allgood1")
+    rec.visit("A")
+    assert "Failure reason" not in html(ops.get("/runs/allgood1/")).split('id="visit-table"')[1]
+    rec.visit("B", rec.by["A1"], status="FAILED", final_text="boom")
+    assert "Failure reason" in html(ops.get("/runs/allgood1/")).split('id="visit-table"')[1]
