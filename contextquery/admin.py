@@ -95,13 +95,13 @@ class VisitInline(ReadOnlyInline):
 
 @admin.register(WorkflowRun)
 class WorkflowRunAdmin(ReadOnlyMixin, admin.ModelAdmin):
-    list_display = ["run_id", "workflow_name", "workflow_id", "mode", "status", "created_by", "visit_total",
+    list_display = ["run_id", "workflow_name", "workflow_id", "mode", "status", "engine", "visit_total",
                     "started_at", "finished_at"]  # fmt: skip
     list_filter = ["status", "mode", "started_at"]
     search_fields = ["run_id", "workflow_id", "workflow_name"]
     date_hierarchy = "started_at"
     list_select_related = ["created_by"]
-    fields = ["run_id", "workflow_id", "workflow_name", "mode", "status", "created_by", "started_at",
+    fields = ["run_id", "workflow_id", "workflow_name", "mode", "status", "engine", "started_at",
               "finished_at", "visit_counter", "graph_pretty"]  # fmt: skip
     readonly_fields = fields
     inlines = [VisitInline]
@@ -115,6 +115,11 @@ class WorkflowRunAdmin(ReadOnlyMixin, admin.ModelAdmin):
         deleted, counts, perms_needed, protected = super().get_deleted_objects(objs, request)
         cascaded = {str(model._meta.verbose_name) for model in (Visit, VisitLog, ContextToken, ContextRead, ToolCall)}
         return deleted, counts, {name for name in perms_needed if str(name) not in cascaded}, protected
+
+    @admin.display(description=_("engine"), ordering="created_by__username")
+    def engine(self, run):
+        """The engine user who recorded the run (the run page's "Engine")."""
+        return run.created_by or "—"
 
     @admin.display(description=_("visits"), ordering="visit_total")
     def visit_total(self, run):
@@ -269,12 +274,16 @@ class TokenStateFilter(admin.SimpleListFilter):
 
 @admin.register(ContextToken)
 class ContextTokenAdmin(TokenDisplayMixin, UndeletableMixin, ReadOnlyMixin, admin.ModelAdmin):
-    list_display = ["hash_prefix", "run", "visit_link", "issued_at", "expires_at", "revoked_at", "state"]
+    list_display = ["hash_prefix", "run_shown", "visit_link", "issued_at", "expires_at", "revoked_at", "state"]
     list_filter = [TokenStateFilter, "issued_at"]
     search_fields = ["run__run_id", "visit__visit_uuid"]
     list_select_related = ["run", "visit"]
-    fields = ["hash_prefix", "run", "visit_link", "issued_at", "expires_at", "revoked_at", "state"]
+    fields = ["hash_prefix", "run_shown", "visit_link", "issued_at", "expires_at", "revoked_at", "state"]
     readonly_fields = fields
+
+    @admin.display(description=_("run"), ordering="run__run_id")
+    def run_shown(self, token):
+        return admin_link(token.run)
 
     @admin.display(description=_("visit"))
     def visit_link(self, token):

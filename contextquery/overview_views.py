@@ -7,6 +7,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.http import HttpResponse
 from django.shortcuts import render
+from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET
 
@@ -22,12 +23,21 @@ staff_required = staff_page(gettext_lazy("The overview is for staff users."))
 def overview_page(request):
     """``/?window=24h|7d``: runs by status, failed visits over time, the patterns,
     nodes and workflows that fail most, pending approvals; each number a link."""
-    window = overview.window_get(key=request.GET.get("window"))
+    asked = request.GET.get("window")
+    window = overview.window_get(key=asked)
+    window_error = None
+    if asked is not None and asked not in overview.WINDOWS:
+        # Said on the page rather than silently showing another window than the one asked for.
+        window_error = _("window: “%(asked)s” is not one of %(allowed)s; showing the last 24 hours.") % {
+            "asked": asked,
+            "allowed": ", ".join(overview.WINDOWS),
+        }
     return render(
         request,
         "overview.html",
         {
             "window": window,
+            "window_error": window_error,
             "windows": list(overview.WINDOWS),
             "runs": overview.overview_runs(window=window),
             "failures": overview.overview_failures(window=window),

@@ -239,6 +239,8 @@ def run_detail(request, run_id):
             "node_ids": list(dict.fromkeys(v.node_id for v in visits)),
             "filtered": bool(request.GET),
             "failed_count": sum(1 for v in visits if v.status == VisitStatus.FAILED),
+            # No column of blanks: "Failure reason" shows once some visit of the run has one.
+            "reason_column": any(v.failure_reason or v.matched_pattern_name for v in visits),
             "seen_ago": age_text(run.last_seen_at, now=now),
             "stale_minutes": settings.HERMES_STALE_RUN_MINUTES,
             **_live_context(

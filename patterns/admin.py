@@ -2,11 +2,14 @@
 enable/disable actions with history, built-ins undeletable with a read-only
 name and pattern. Every save and delete goes through ``patterns.changes``."""
 
+import json
+
 from django.contrib import admin, messages
 from django.contrib.admin.actions import delete_selected as django_delete_selected
 from django.contrib.admin.utils import unquote
 from django.shortcuts import redirect
 from django.urls import reverse
+from django.utils import formats, timezone
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
@@ -14,6 +17,17 @@ from patterns import changes
 from patterns.forms import PatternForm
 from patterns.models import HermesErrorPattern, PatternChange
 from project.errors import Conflict, Invalid
+from project.templatetags.hermes import via_label
+
+
+def json_shown(value) -> str:
+    """A change's before/after as JSON (``—`` for none), as the JSON field itself would show it."""
+    return "—" if value is None else json.dumps(value, ensure_ascii=False)
+
+
+def moment_shown(value) -> str:
+    """A time as the admin shows its own date fields (local time, the language's format)."""
+    return formats.localize(timezone.template_localtime(value)) if value else "—"
 
 
 class PatternChangeInline(admin.TabularInline):
@@ -21,7 +35,7 @@ class PatternChangeInline(admin.TabularInline):
 
     model = PatternChange
     fk_name = "pattern"
-    fields = ["created_at", "actor_label", "via", "action", "before", "after"]
+    fields = ["created_at", "actor_label", "via_shown", "action", "before_shown", "after_shown"]
     readonly_fields = fields
     extra = 0
     can_delete = False
@@ -32,6 +46,19 @@ class PatternChangeInline(admin.TabularInline):
 
     def has_change_permission(self, request, obj=None):
         return False
+
+    # The JSON fields have no verbose name of their own: named here so the admin speaks the page's language.
+    @admin.display(description=_("before"))
+    def before_shown(self, change):
+        return json_shown(change.before)
+
+    @admin.display(description=_("after"))
+    def after_shown(self, change):
+        return json_shown(change.after)
+
+    @admin.display(description=_("via"))
+    def via_shown(self, change):
+        return via_label(change.via)
 
 
 @admin.register(HermesErrorPattern)
@@ -54,7 +81,20 @@ class HermesErrorPatternAdmin(admin.ModelAdmin):
     ordering = ["priority", "id"]
     actions = ["delete_selected", "enable_selected", "disable_selected"]
     inlines = [PatternChangeInline]
-    readonly_fields = ["key", "is_built_in", "hit_count", "last_hit_at", "created_at", "updated_at"]
+    readonly_fields = ["pattern_key", "is_built_in", "hit_count", "last_hit_at", "created", "updated"]
+
+    # key, created_at and updated_at have no verbose name (a new one would be a migration): named here.
+    @admin.display(description=_("key"))
+    def pattern_key(self, pattern):
+        return pattern.key or "—"
+
+    @admin.display(description=_("Created"))
+    def created(self, pattern):
+        return moment_shown(pattern.created_at)
+
+    @admin.display(description=_("Updated"))
+    def updated(self, pattern):
+        return moment_shown(pattern.updated_at)
 
     def get_readonly_fields(self, request, obj=None):
         fields = list(super().get_readonly_fields(request, obj))

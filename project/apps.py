@@ -8,6 +8,9 @@ from django.utils.translation import gettext_lazy as _
 class ProjectConfig(AppConfig):
     """Project-wide pieces: API conventions, API tokens in the admin, commands such as create_api_token."""
 
+    # project/apps.py holds three AppConfig classes (this one, django-axes' and ours for it): without
+    # ``default`` Django picks none and the admin titles the app "Project", untranslated.
+    default = True
     name = "project"
     verbose_name = _("Hermes Ops")
 

@@ -4,6 +4,7 @@ from datetime import timedelta
 
 from django import template
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 register = template.Library()
 
@@ -24,3 +25,20 @@ def duration_short(value: timedelta | float | None) -> str:
         return _("%(min)d min %(s)02d s") % {"min": minutes, "s": rest}
     hours, minutes = divmod(minutes, 60)
     return _("%(h)d h %(min)02d min") % {"h": hours, "min": minutes}
+
+
+# How a pattern or tool binding change was made (``PatternChange.via``, ``ToolBindingChange.via``).
+VIA_LABELS = {
+    "api": gettext_lazy("API"),
+    "page": gettext_lazy("web page"),
+    "admin": gettext_lazy("admin"),
+    "command": gettext_lazy("command"),
+    "migration": gettext_lazy("migration"),
+}
+
+
+@register.filter
+def via_label(value: str) -> str:
+    """The translated name of a change's ``via`` (``"page"`` → ``web page``);
+    an unknown value is shown as stored."""
+    return VIA_LABELS.get(value, value)

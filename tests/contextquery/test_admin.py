@@ -1,5 +1,7 @@
 """The Django admin for runs, visits, tokens and reads (SPEC §4.6)."""
 
+import re
+
 import pytest
 from django.urls import reverse
 from django.utils import timezone
@@ -142,3 +144,20 @@ def test_a_run_can_still_be_deleted_with_its_visits_logs_tokens_and_reads(admin_
     assert not type(run).objects.filter(pk=run.pk).exists()
     assert not type(failed_visit).objects.filter(pk=failed_visit.pk).exists()
     assert not ContextToken.objects.exists() and not ContextRead.objects.exists()
+
+
+def zh_headers(admin_client, url: str) -> list[str]:
+    """The column headers of an admin change list in Chinese, as shown."""
+    page = admin_client.get(url, HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    return [re.sub(r"<[^>]+>", "", cell).strip() for cell in re.findall(r'<th scope="col"[^>]*>(.*?)</th>', page, re.S)]
+
+
+def test_the_run_list_names_the_engine_column_in_chinese(admin_client):
+    WorkflowRunFactory(run_id="adminrun2")
+    headers = zh_headers(admin_client, reverse("admin:contextquery_workflowrun_changelist"))
+    assert "引擎" in headers and "Created by" not in headers and "CREATED BY" not in headers, headers
+
+
+def test_the_token_list_names_the_run_column_in_chinese(admin_client, failed_visit):
+    headers = zh_headers(admin_client, reverse("admin:contextquery_contexttoken_changelist"))
+    assert "运行" in headers and "Run" not in headers, headers

@@ -218,3 +218,36 @@ def test_the_pages_speak_simplified_chinese(ops):
     ops.goto(f"{ops.base}/runs/{run.run_id}/visits/{visit.visit_uuid}/")
     expect(ops.locator("#paths h2")).to_have_text("前驱路径")
     expect(ops.locator("#thinking h2")).to_have_text("思考")
+
+
+# Lines each element's text takes on screen (a Range over its text has one box per line).
+LINES = """els => els.map(e => { const r = document.createRange(); r.selectNodeContents(e);
+  const tops = new Set(Array.from(r.getClientRects()).filter(b => b.width > 0).map(b => Math.round(b.top)));
+  return [e.textContent.trim(), tops.size]; })"""
+
+
+def wrapped(page, selector) -> list:
+    """The elements under ``selector`` whose text takes more than one line."""
+    shown = page.locator(selector).evaluate_all(LINES)
+    assert shown, f"nothing matches {selector}"
+    return [text for text, lines in shown if lines > 1]
+
+
+def test_statuses_and_run_ids_stay_on_one_line_beside_a_long_failure_reason(ops):
+    ops.goto(f"{ops.base}/visits/")
+    assert wrapped(ops, "#visit-list .status") == []
+    assert wrapped(ops, "#visit-list td a > code") == []
+    translate = run_named("Translate release notes")
+    ops.goto(f"{ops.base}/runs/{translate.run_id}/")
+    assert wrapped(ops, "#visit-table .status") == []
+    shot(ops, "run-failure-reason-columns")
+    rate_limit = HermesErrorPattern.objects.get(key="rate-limit")
+    ops.goto(f"{ops.base}/runs/matched/{rate_limit.pk}/")
+    assert wrapped(ops, "#matched-visits tbody td:first-child") == []
+
+
+def test_the_tool_forms_endpoint_box_is_as_wide_as_its_other_boxes(ops):
+    ops.goto(f"{ops.base}/tools/new/")
+    name = ops.locator("#id_name").bounding_box()
+    endpoint = ops.locator("#id_endpoint").bounding_box()
+    assert endpoint["width"] == pytest.approx(name["width"], abs=2), (endpoint, name)

@@ -221,3 +221,11 @@ def test_each_panel_is_one_query_whatever_the_number_of_rows(ops, history, recor
         "tool calls waiting for approval",  # overview_approvals: one COUNT
     ]
     assert len(captured.captured_queries) == len(names), [q["sql"][:120] for q in captured.captured_queries]
+
+
+def test_the_page_says_when_it_shows_another_window_than_the_one_asked_for(ops):
+    page = ops.get("/?window=3d").content.decode()
+    assert 'id="window-error"' in page and "“3d” is not one of 24h, 7d" in page
+    chinese = ops.get("/?window=3d", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "“3d”不是 24h, 7d 之一" in chinese
+    assert 'id="window-error"' not in ops.get("/?window=7d").content.decode()

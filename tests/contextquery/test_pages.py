@@ -14,7 +14,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from contextquery import judgement, recording
-from contextquery.models import ContextRead, WorkflowRun
+from contextquery.models import ContextRead, Visit, WorkflowRun
 from patterns.models import HermesErrorPattern, JudgedReply
 from tests.contextquery.factories import CHAIN, TWO_BRANCHES, VisitFactory, VisitLogFactory, WorkflowRunFactory, canvas
 from tests.factories import PatternFactory
@@ -726,3 +726,31 @@ def test_the_runs_api_sorts_too_and_says_duration_and_failed_visits(staff_client
     assert rows[0]["runId"] == "api-sort" and rows[0]["failedVisitCount"] == 1
     assert isinstance(rows[0]["durationSeconds"], float)
     assert staff_client.get("/api/runs", {"sort": "weather"}).status_code == 422
+
+
+def test_the_run_pages_visit_durations_read_like_the_run_lists_in_both_languages(ops, record):
+    rec = record(CHAIN, run_id="durations1")
+    visit = rec.visit("A")
+    Visit.objects.filter(pk=visit.pk).update(ended_at=F("started_at") + timedelta(milliseconds=250))
+    page = html(ops.get("/runs/durations1/"))
+    cell = re.search(rf'id="visit-{visit.visit_uuid}".*?<td class="num duration">(.*?)</td>', page, re.S)
+    assert cell and cell.group(1).strip() == "250 ms", cell and cell.group(1)
+    chinese = html(ops.get("/runs/durations1/", HTTP_ACCEPT_LANGUAGE="zh-hans"))
+    assert "250 毫秒" in chinese and "0.25 s" not in chinese
+    visit_page = html(ops.get(f"/runs/durations1/visits/{visit.visit_uuid}/", HTTP_ACCEPT_LANGUAGE="zh-hans"))
+    assert "(250 毫秒)" in visit_page
+
+
+def test_a_visit_without_output_yet_says_so_on_one_line(ops, record):
+    running = record(CHAIN).visit("A", complete=False)
+    page = html(ops.get(visit_url(running)))
+    assert '<section id="output" data-live-region class="empty">' in page
+    assert "No output recorded yet." in page
+
+
+def test_the_run_page_shows_no_failure_reason_column_until_some_visit_has_one(ops, record):
+    rec = record(CHAIN, run_id="allgood1")
+    rec.visit("A")
+    assert "Failure reason" not in html(ops.get("/runs/allgood1/")).split('id="visit-table"')[1]
+    rec.visit("B", rec.by["A1"], status="FAILED", final_text="boom")
+    assert "Failure reason" in html(ops.get("/runs/allgood1/")).split('id="visit-table"')[1]

@@ -280,3 +280,8 @@ def test_tool_calls_are_read_only_in_the_admin(admin_client, tool_visit, shop):
     url = reverse("admin:contextquery_toolcall_change", args=[call.pk])
     assert admin_client.post(url, {"status": "SUCCEEDED"}).status_code == 403
     assert admin_client.get(reverse("admin:contextquery_toolcall_delete", args=[call.pk])).status_code == 403
+
+
+def test_the_list_filter_button_reads_like_every_other_filter_button_in_chinese(ops, db):
+    page = html(ops.get(reverse("tools:list"), HTTP_ACCEPT_LANGUAGE="zh-hans"))
+    assert '<button type="submit">筛选</button>' in page and "过滤器" not in page

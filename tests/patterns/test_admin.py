@@ -159,3 +159,23 @@ def test_the_admin_refuses_a_pattern_that_makes_the_enabled_set_too_costly(admin
     response = admin_browser.post(f"{CHANGELIST}add/", form_data(new))
     assert response.status_code == 200 and "too costly to compile" in response.content.decode()
     assert not HermesErrorPattern.objects.filter(name="One too many").exists()
+
+
+def test_a_pattern_page_in_the_admin_labels_every_field_in_chinese(admin_browser, built_in):
+    seed_history = admin_browser.get(
+        f"/admin/patterns/hermeserrorpattern/{built_in.pk}/change/", HTTP_ACCEPT_LANGUAGE="zh-hans"
+    ).content.decode()
+    for english in ("Key:", "Created at:", "Updated at:", ">Before<", ">After<"):
+        assert english not in seed_history, english
+    for chinese in ("键", "已创建", "更新于"):
+        assert chinese in seed_history, chinese
+
+
+def test_a_pattern_page_in_the_admin_shows_its_history_as_json_and_says_how_each_change_was_made(admin_browser):
+    seeded = HermesErrorPattern.objects.get(key="rate-limit")
+    page = admin_browser.get(
+        f"/admin/patterns/hermeserrorpattern/{seeded.pk}/change/", HTTP_ACCEPT_LANGUAGE="zh-hans"
+    ).content.decode()
+    assert "&quot;key&quot;: &quot;rate-limit&quot;" in page and "&#x27;key&#x27;:" not in page
+    assert ">迁移<" in page and ">migration<" not in page
+    assert "+00:00" not in page  # times as the admin shows its own, not a raw timestamp

@@ -196,3 +196,17 @@ def test_ops_add_a_provider_message_as_one_plain_line_and_it_catches_the_error_n
     ops.click("#try-form button[type=submit]")
     expect(ops.locator("#try-result")).to_contain_text("No enabled pattern matches")
     shot(ops, "try-a-reply-prose")
+
+
+def test_the_history_keeps_who_how_and_what_on_one_line_beside_a_long_regex(ops, live_server):
+    ops.select_option("#language-form select", "zh-hans")
+    ops.click("#language-form button[type=submit]")
+    rate_limit = HermesErrorPattern.objects.get(key="rate-limit")  # a regex of 400 characters
+    ops.goto(f"{live_server.url}/patterns/{rate_limit.pk}/")
+    lines = ops.locator("#history tbody tr:first-child td:nth-child(-n+4)").evaluate_all(
+        """els => els.map(e => { const r = document.createRange(); r.selectNodeContents(e);
+          return [e.textContent.trim(), new Set(Array.from(r.getClientRects()).filter(b => b.width > 0)
+            .map(b => Math.round(b.top))).size]; })"""
+    )
+    assert [text for text, count in lines if count > 1] == [], lines
+    shot(ops, "pattern-history-zh")

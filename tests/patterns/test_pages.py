@@ -382,3 +382,10 @@ def test_try_a_reply_shows_the_models_verdict_and_score_when_no_pattern_matches(
 def test_try_a_reply_shows_the_model_score_of_an_ordinary_answer(staff_browser):
     response = staff_browser.post("/patterns/try/", {"text": "The summary is attached."})
     assert response.context["result"]["model_score"] < 0.5 and "counts as a success" in response.content.decode()
+
+
+def test_the_history_says_how_a_change_was_made_in_chinese(staff_browser):
+    seeded = HermesErrorPattern.objects.get(key="http-429")
+    page = staff_browser.get(f"/patterns/{seeded.pk}/", HTTP_ACCEPT_LANGUAGE="zh-Hans").content.decode()
+    history = page.split('id="history"')[1]
+    assert "<td>迁移</td>" in history and "<td>migration</td>" not in history

@@ -50,3 +50,21 @@ def test_an_api_token_is_revoked_from_the_list_without_its_digest(admin_browser)
     assert AuthToken.objects.get().digest not in action
     done = admin_browser.post(action, follow=True)
     assert done.status_code == 200 and not AuthToken.objects.exists()
+
+
+def header_texts(page: str) -> list[str]:
+    """The column headers of an admin change list, as shown."""
+    return [re.sub(r"<[^>]+>", "", cell).strip() for cell in re.findall(r'<th scope="col"[^>]*>(.*?)</th>', page, re.S)]
+
+
+def test_the_api_token_app_is_titled_hermes_ops_not_project(admin_browser):
+    page = admin_browser.get("/admin/").content.decode()
+    assert re.search(r'<a href="/admin/project/"[^>]*>Hermes Ops</a>', page)
+    assert ">Project<" not in page
+
+
+def test_the_api_token_list_names_its_columns_in_chinese(admin_browser):
+    AuthToken.objects.create(user=UserFactory(username="engine-owner"))
+    headers = header_texts(admin_browser.get("/admin/project/apitoken/").content.decode())
+    assert {"用户", "创建时间", "过期时间"} <= set(headers), headers
+    assert not {"User", "Created", "Expiry"} & set(headers), headers

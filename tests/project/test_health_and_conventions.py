@@ -54,3 +54,13 @@ def test_ensure_admin_creates_one_admin_once(monkeypatch):
     admins = get_user_model().objects.filter(is_superuser=True)
     assert admins.count() == 1
     assert admins.get().check_password("s3cret-pass-word")
+
+
+@pytest.mark.django_db
+def test_ensure_admin_names_the_existing_admin_and_how_to_set_a_new_password(monkeypatch):
+    monkeypatch.setenv("HERMES_OPS_ADMIN_PASSWORD", "s3cret-pass-word")
+    call_command("ensure_admin", stdout=io.StringIO())
+    said = io.StringIO()
+    call_command("ensure_admin", stdout=said)
+    assert "/accounts/login/ as admin." in said.getvalue()
+    assert "manage.py changepassword admin" in said.getvalue()

@@ -28,11 +28,18 @@ class Command(BaseCommand):
     def handle(self, *args, username, **options):
         user_model = get_user_model()
         login_url = f"{serving.base_url()}/accounts/login/"
-        if user_model.objects.filter(is_superuser=True).exists():
+        admins = list(
+            user_model.objects.filter(is_superuser=True)
+            .order_by("date_joined", "pk")
+            .values_list("username", flat=True)
+        )
+        if admins:
+            # Named, with the way back in: a second `make run` is where a newcomer who lost the password looks.
             self.frame(
                 [
                     _("Hermes Ops serves on %(url)s (Ctrl-C stops it).") % {"url": serving.base_url()},
-                    _("Log in at %(url)s") % {"url": login_url},
+                    _("Log in at %(url)s as %(user)s.") % {"url": login_url, "user": admins[0]},
+                    _("Lost its password? .venv/bin/python manage.py changepassword %(user)s") % {"user": admins[0]},
                 ]
             )
             return
