@@ -312,7 +312,7 @@ class VisitMissedFailureView(RecordingView):
     # Staff mark (patterns.marks checks); reading the run is checked by run_get_for_reader.
     permission_classes = [permissions.IsAuthenticated]
     serializer_class = s.MissedFailureRequestSerializer
-    error_statuses = ("401", "403", "404", "409", "422")
+    error_statuses = ("400", "401", "403", "404", "409", "413", "422")
 
     def _visit(self):
         return self.visit(recording.run_get_for_reader(run_id=self.kwargs["run_id"], user=self.request.user))
