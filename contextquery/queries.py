@@ -54,7 +54,7 @@ from collections import OrderedDict
 from contextlib import nullcontext
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
 from django.conf import settings
@@ -85,7 +85,7 @@ _KIND_LOG_TYPES = {
 #: by the database: live (not revoked, not expired at now), slide due.
 _TOKEN_SQL = """
 SELECT t."id", t."visit_id", t."run_id",
-       t."revoked_at" IS NULL, t."expires_at" > %s, t."expires_at" < %s,
+       t."revoked_at" IS NULL, t."expires_at" > %s, t."expires_at" < %s, t."issued_at", t."expires_at",
        v."status", v."visit_uuid", v."node_id", v."sort_order", v."parent_uuids", v."hop_kinds", v."ancestry",
        r."status", r."run_id"
 FROM "contextquery_contexttoken" t
@@ -154,6 +154,14 @@ def _write(sql: str, params) -> int:
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.rowcount
+
+
+def _aware(value) -> datetime:
+    """A timestamp read by a raw cursor as an aware UTC datetime (SQLite hands
+    back naive UTC, as text or as a datetime; PostgreSQL an aware datetime)."""
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value)
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
 def _db_datetime(moment: datetime):
@@ -244,7 +252,9 @@ def reader_authenticate(*, raw: str | None, now: datetime | None = None) -> Read
         run_pk,
         unrevoked,
         unexpired,
-        slide_due,
+        short_of_ttl,
+        issued_at,
+        expires_at,
         visit_status,
         visit_uuid,
         node_id,
@@ -263,6 +273,12 @@ def reader_authenticate(*, raw: str | None, now: datetime | None = None) -> Read
     # whose revocation has not happened yet.
     if visit_status != "RUNNING" or run_status != "RUNNING":
         raise Unauthorized(_("The context token's visit has ended."))
+    # Slide when the expiry is over a second short of TTL from now — unless the
+    # token already sits at its lifetime's cap, where no slide can move it.
+    slide_due = bool(short_of_ttl)
+    if slide_due:
+        cap = _aware(issued_at) + timedelta(seconds=tokens.config()["TOKEN_MAX_LIFETIME_SECONDS"])
+        slide_due = _aware(expires_at) < cap
     return Reader(
         token_id=token_id,
         visit_id=visit_id,
@@ -274,7 +290,7 @@ def reader_authenticate(*, raw: str | None, now: datetime | None = None) -> Read
         parent_uuids=parent_uuids or "[]",
         hop_kinds=hop_kinds or "[]",
         ancestry=int.from_bytes(bytes(ancestry or b""), "little"),
-        slide_due=bool(slide_due),
+        slide_due=slide_due,
     )
 
 

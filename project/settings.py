@@ -187,6 +187,10 @@ else:
     _db = {
         "ENGINE": "django.db.backends.sqlite3",
         "NAME": os.environ.get("SQLITE_PATH", str(VAR_DIR / "db.sqlite3")),
+        # A worker thread keeps its connection (as with PostgreSQL): a fresh
+        # SQLite connection re-reads the schema and recompiles every statement,
+        # which cost a context query more than its own work (issue 14).
+        "CONN_MAX_AGE": 60,
     }
     sqlite_private(_db["NAME"])
 if _db["ENGINE"] == "django.db.backends.sqlite3":

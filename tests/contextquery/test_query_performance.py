@@ -200,3 +200,21 @@ def test_a_visit_past_the_kept_entries_keeps_its_todo_list_only_and_meta_reads_t
     thinking = queries.meta_query(reader=reader, node_id="A", kind="THINKING")["thinking"]
     assert thinking == "\n".join(f"thought {n}" for n in range(5))
     assert queries.meta_query(reader=reader, node_id="A", kind="TODO")["todoList"] == todo
+
+
+def test_a_token_at_its_lifetime_cap_is_not_slid_by_every_query(flyback, issue, ask, clock):
+    raw = issue(flyback.by["C2"])
+    body = {"runId": flyback.run.run_id, "nodeId": "A"}
+    lifetime, ttl = tokens.config()["TOKEN_MAX_LIFETIME_SECONDS"], tokens.config()["TOKEN_TTL_SECONDS"]
+    for _ in range(int(lifetime // (ttl / 2))):  # stay alive up to the last TTL of the lifetime
+        clock.advance(ttl / 2)
+        if clock.now + timedelta(seconds=ttl) > ContextToken.objects.get().issued_at + timedelta(seconds=lifetime):
+            break
+        tokens.tokens_touch(visit=flyback.by["C2"])  # heartbeats keep it alive
+    assert ask("output", raw, body).status_code == 200  # slides to the cap
+    record = ContextToken.objects.get(token_hash=tokens.token_hash(raw))
+    assert record.expires_at == record.issued_at + timedelta(seconds=lifetime)
+    clock.advance(2)
+    with CaptureQueriesContext(connection) as captured:
+        assert ask("output", raw, body).status_code == 200
+    assert _token_slides(captured) == 0
