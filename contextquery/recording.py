@@ -23,7 +23,7 @@ import uuid
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 from django.db.models import (
     Count,
     DurationField,
@@ -55,6 +55,7 @@ from contextquery.models import (
 from patterns.models import JudgedReply
 from project.api import camel_case, json_problems
 from project.errors import Conflict, Forbidden, Invalid, LimitReached, NotFound
+from project.transactions import commit_without_waiting_for_disk
 
 #: runIds appear in URLs, so they are limited to URL-safe characters.
 RUN_ID_RE = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9._:-]{0,63}\Z")
@@ -682,7 +683,7 @@ def logs_append(*, visit: Visit, logs: list[dict]) -> dict:
     logs = [_log_checked(i, entry) for i, entry in enumerate(logs)]
     now = timezone.now()
     with transaction.atomic():
-        _commit_without_waiting_for_disk()
+        commit_without_waiting_for_disk()  # log batches: telemetry (docs in project.transactions)
         locked = (
             Visit.objects.select_for_update().only("id", "log_counter", "log_count", "meta_content").get(pk=visit.pk)
         )
@@ -733,21 +734,6 @@ def logs_append(*, visit: Visit, logs: list[dict]) -> dict:
         tokens.tokens_touch(visit=visit)  # the batch, the sign of life and the slide: one commit
     visit.log_counter = counter
     return {"added": len(rows), "skipped": skipped, "lastSeq": counter}
-
-
-def _commit_without_waiting_for_disk() -> None:
-    """On PostgreSQL, let this transaction's commit return before its WAL
-    reaches the disk (``synchronous_commit = off``, this transaction only).
-
-    Used for log batches alone: logs are the visit's telemetry, and waiting for
-    the disk on every batch halved ingest under load (issue 14). A crash of
-    the database server (not of Hermes Ops) may lose the batches of its last
-    fraction of a second; it never corrupts or reorders what is kept. Every
-    other write (runs, visits, completions, tokens, budgets) stays synchronous.
-    """
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute("SET LOCAL synchronous_commit TO OFF")
 
 
 def _meta_kept(locked: Visit, rows: list[VisitLog]) -> dict:

@@ -31,7 +31,7 @@ def all_requests(access: support.ProbeAccess) -> dict[str, tuple[str, bytes | No
 
 
 def _transaction_control(sql: str) -> bool:
-    return sql.lstrip().upper().startswith(("BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE"))
+    return sql.lstrip().upper().startswith(("BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE", "SET LOCAL"))
 
 
 def query_counts(access: support.ProbeAccess) -> tuple[dict[str, int], dict[str, int]]:

@@ -73,7 +73,7 @@ def _statements(captured) -> list[str]:
     return [
         q["sql"].split()[0].upper()
         for q in captured.captured_queries
-        if not q["sql"].startswith(("SAVEPOINT", "RELEASE"))
+        if not q["sql"].startswith(("SAVEPOINT", "RELEASE", "SET LOCAL"))
     ]
 
 
