@@ -147,7 +147,12 @@ def test_a_pattern_changed_through_nginx_changes_the_next_detection_on_both_inst
     created = Api(cluster.nginx, cluster.creds["staffToken"]).request(
         "POST",
         "/api/hermes-error-patterns",
-        json_body={"name": "Scale-out marker", "pattern": "scale-out marker 7f3a", "category": "server_error"},
+        json_body={
+            "name": "Scale-out marker",
+            "pattern": "scale-out marker 7f3a",
+            "category": "server_error",
+            "scope": "anywhere",
+        },
     )
     pattern_id = envelope(created, 201)["id"]
     for api in direct:
