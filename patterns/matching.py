@@ -151,7 +151,26 @@ REFUSALS = {
         "simplify it or use fewer repetitions."
     ),
     "matches_empty": "The regular expression matches empty text, so it would flag every reply.",
+    "matches_ordinary": "The pattern matches the ordinary answer “%(answer)s”, so it would flag good replies.",
 }
+
+#: Plain replies no pattern may match (SPEC §3.1): a pattern that matches one
+#: of them (``regex:.``, ``regex:\\b``, a common word) would fail good runs.
+#: They hold no error vocabulary, so every shipped phrase passes.
+ORDINARY_ANSWERS = (
+    "OK",
+    "Done.",
+    "Yes",
+    "42",
+    "The report is ready: three sections, twelve pages.",
+    "Here is the summary:\n- Revenue grew 12%\n- Costs were flat",
+    "I updated the configuration and restarted the service.",
+    "Thanks! Let me know if you need anything else.",
+    '{"result": "ok", "items": [1, 2, 3]}',
+    "```python\nprint('hello')\n```",
+    "好的，已完成。",
+    "报告已生成，共三页。",
+)
 
 
 def _compile_regex(source: str):
@@ -177,7 +196,9 @@ def validate_pattern(text: str) -> None:
 
     Raises :class:`PatternRefused` (a ``ValueError``) when the text is empty
     or blank, when a ``regex:`` body is empty, does not compile on re2 (for
-    instance a backreference), is refused as too costly, or matches empty text.
+    instance a backreference), is refused as too costly, matches empty text,
+    or matches one of :data:`ORDINARY_ANSWERS` (wherever it sits: the check
+    ignores scope; the refusal names the answer).
     """
     if text is None or not str(text).strip():
         raise PatternRefused("empty")
@@ -185,7 +206,13 @@ def validate_pattern(text: str) -> None:
         source = text[len(REGEX_PREFIX) :]
         if not source.strip():
             raise PatternRefused("empty_regex")
-        _compile_regex(source)
+        compiled = _compile_regex(source)
+        matched = next((answer for answer in ORDINARY_ANSWERS if compiled.search(answer) is not None), None)
+    else:
+        folded = text.casefold()
+        matched = next((answer for answer in ORDINARY_ANSWERS if folded in answer.casefold()), None)
+    if matched is not None:
+        raise PatternRefused("matches_ordinary", answer=matched.replace("\n", " ")[:60])
 
 
 # --- where an error sits (SPEC §3.3): the detector's vocabulary, tested once ---------------

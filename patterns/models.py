@@ -71,6 +71,7 @@ PATTERN_REFUSALS = {
         "simplify it or use fewer repetitions."
     ),
     "matches_empty": _("The regular expression matches empty text, so it would flag every reply."),
+    "matches_ordinary": _("The pattern matches the ordinary answer “%(answer)s”, so it would flag good replies."),
 }
 
 #: The refusal of a change that would make the enabled set too costly (SPEC §3.1, §3.3).

@@ -309,3 +309,17 @@ def test_custom_patterns_are_accepted_until_the_set_bound_and_the_largest_set_st
     finally:
         for pattern_id in made:
             staff.post(f"/api/hermes-error-patterns/{pattern_id}/delete", {})
+
+
+# --- 8. patterns that match everything -------------------------------------------------------
+
+
+@pytest.mark.parametrize("pattern", ["regex:\\b", "regex:.", "regex:[\\s\\S]"])
+def test_a_pattern_that_matches_everything_is_refused_naming_an_ordinary_answer(shared_server, pattern):
+    server, db, creds = shared_server
+    before = stored(db)["patterns"]
+    answer = Api(server, creds["staffToken"]).post(
+        "/api/hermes-error-patterns", {"name": f"everything {pattern}", "pattern": pattern, "scope": "anywhere"}
+    )
+    assert "ordinary answer “OK”" in envelope(answer, 422)["errors"]["pattern"][0]
+    assert stored(db)["patterns"] == before

@@ -8,6 +8,7 @@ from contextquery.models import Visit, WorkflowRun
 from patterns import changes
 from patterns.builtins import BUILTINS
 from patterns.detection import detect
+from patterns.matching import validate_pattern
 from patterns.models import HermesErrorPattern, PatternChange
 from project.errors import Conflict, Invalid
 from tests.factories import PatternFactory
@@ -235,3 +236,26 @@ def test_a_name_taken_after_validation_is_still_a_422(custom, monkeypatch):
     with pytest.raises(Invalid) as caught:
         changes.pattern_create(values={**NEW, "name": custom.name}, via="api")
     assert list(caught.value.errors) == ["name"]
+
+
+@pytest.mark.parametrize(
+    ("pattern", "answer"),
+    [
+        ("regex:.", "OK"),
+        ("regex:\\b", "OK"),
+        ("regex:[\\s\\S]", "OK"),
+        ("the", "The report is ready"),
+        ("已完成", "好的"),
+    ],
+)
+def test_a_pattern_that_matches_an_ordinary_answer_is_refused_naming_it(pattern, answer):
+    before = HermesErrorPattern.objects.count()
+    with pytest.raises(Invalid) as caught:
+        changes.pattern_create(values={**NEW, "pattern": pattern}, via="api")
+    assert "ordinary answer" in caught.value.errors["pattern"][0] and answer in caught.value.errors["pattern"][0]
+    assert HermesErrorPattern.objects.count() == before
+
+
+def test_every_shipped_built_in_passes_the_ordinary_answers_check():
+    for builtin in BUILTINS:
+        validate_pattern(builtin["pattern"])
