@@ -133,43 +133,31 @@ def family_folds(rows: list[dict], *, k: int = 5, seed: int = 7) -> list[list[di
     return folds
 
 
-def corpus_freeze() -> tuple[int, int]:
-    """Re-split the shipped corpus (both files' rows) into folds and held-out by
-    :func:`heldout_families_draw`, rewriting both files. Returns the row counts."""
-    rows = labelled_rows_load(FOLDS_PATH) + (labelled_rows_load(HELDOUT_PATH) if HELDOUT_PATH.exists() else [])
+def _freeze(folds_path: Path, heldout_path: Path, *, seed: int) -> tuple[int, int]:
+    """Re-split the rows of both files by :func:`heldout_families_draw` with
+    ``seed``, rewriting both files. Returns ``(folds rows, held-out rows)``."""
+    rows = [row for path in (folds_path, heldout_path) if path.exists() for row in labelled_rows_load(path)]
     rows.sort(key=lambda row: row["id"])
-    heldout = heldout_families_draw(rows)
+    heldout = heldout_families_draw(rows, seed=seed)
     parts = {
-        FOLDS_PATH: [r for r in rows if r["family"] not in heldout],
-        HELDOUT_PATH: [r for r in rows if r["family"] in heldout],
+        folds_path: [r for r in rows if r["family"] not in heldout],
+        heldout_path: [r for r in rows if r["family"] in heldout],
     }
     for path, part in parts.items():
         with open(path, "w", encoding="utf-8") as handle:
             for row in part:
                 handle.write(json.dumps(row, ensure_ascii=False) + "\n")
-    return len(parts[FOLDS_PATH]), len(parts[HELDOUT_PATH])
+    return len(parts[folds_path]), len(parts[heldout_path])
+
+
+def corpus_freeze() -> tuple[int, int]:
+    """Re-split the shipped corpus into folds and held-out (see :func:`_freeze`)."""
+    return _freeze(FOLDS_PATH, HELDOUT_PATH, seed=HELDOUT_SEED)
 
 
 def ordinary_freeze() -> tuple[int, int]:
-    """Re-split the ordinary answers (both files' rows) by :func:`heldout_families_draw` with
-    ORDINARY_HELDOUT_SEED, rewriting both files. Returns the row counts."""
-    rows = [
-        row
-        for path in (ORDINARY_FOLDS_PATH, ORDINARY_HELDOUT_PATH)
-        if path.exists()
-        for row in labelled_rows_load(path)
-    ]
-    rows.sort(key=lambda row: row["id"])
-    heldout = heldout_families_draw(rows, seed=ORDINARY_HELDOUT_SEED)
-    parts = {
-        ORDINARY_FOLDS_PATH: [r for r in rows if r["family"] not in heldout],
-        ORDINARY_HELDOUT_PATH: [r for r in rows if r["family"] in heldout],
-    }
-    for path, part in parts.items():
-        with open(path, "w", encoding="utf-8") as handle:
-            for row in part:
-                handle.write(json.dumps(row, ensure_ascii=False) + "\n")
-    return len(parts[ORDINARY_FOLDS_PATH]), len(parts[ORDINARY_HELDOUT_PATH])
+    """Re-split the ordinary answers with ORDINARY_HELDOUT_SEED (see :func:`_freeze`)."""
+    return _freeze(ORDINARY_FOLDS_PATH, ORDINARY_HELDOUT_PATH, seed=ORDINARY_HELDOUT_SEED)
 
 
 if __name__ == "__main__":  # pragma: no cover - a maintenance step, run once when the corpus grows

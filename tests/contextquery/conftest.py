@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 from django.contrib.auth.models import Permission
+from django.test import Client
 
 from contextquery import judgement, recording
 from tests.conftest import token_client
@@ -99,3 +100,11 @@ def record(engine_user):
         return Recording(run)
 
     return make
+
+
+@pytest.fixture
+def ops(staff_user):
+    """A test client logged in as staff through the session (the pages' user)."""
+    client = Client()
+    client.force_login(staff_user)
+    return client

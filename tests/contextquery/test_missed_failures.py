@@ -2,7 +2,6 @@
 
 import pytest
 from django.contrib.auth.models import Permission
-from django.test import Client
 from django.urls import reverse
 
 from patterns import marks
@@ -14,13 +13,6 @@ from tests.support import envelope_body
 pytestmark = pytest.mark.django_db
 
 UNSEEN_ERROR = "Error code: 429 - {'error': {'message': 'Rate limit reached for requests', 'type': 'requests'}}"
-
-
-@pytest.fixture
-def ops(staff_user):
-    client = Client()
-    client.force_login(staff_user)
-    return client
 
 
 @pytest.fixture

@@ -8,7 +8,6 @@ from html import unescape
 
 import pytest
 from django.db import connection
-from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
@@ -21,13 +20,6 @@ from tests.factories import PatternFactory
 pytestmark = pytest.mark.django_db
 
 MARKER = "quokka quota trouble"
-
-
-@pytest.fixture
-def ops(staff_user):
-    client = Client()
-    client.force_login(staff_user)
-    return client
 
 
 @pytest.fixture

@@ -27,14 +27,6 @@ MARKER = "zebra-crossing fault"
 
 
 @pytest.fixture
-def ops(staff_user):
-    """A test client logged in as staff through the session."""
-    client = Client()
-    client.force_login(staff_user)
-    return client
-
-
-@pytest.fixture
 def marker(db):
     return PatternFactory(name="Zebra fault", pattern=MARKER, priority=1)
 
