@@ -14,6 +14,14 @@ class ProjectConfig(AppConfig):
     name = "project"
     verbose_name = _("Hermes Ops")
 
+    def ready(self):
+        from django.db.backends.signals import connection_created
+
+        from project.wal import on_connection_created
+
+        # SQLite's WAL checkpoints run beside the requests, not inside one (issue 14).
+        connection_created.connect(on_connection_created, dispatch_uid="project.wal")
+
 
 class AxesConfig(AxesAppConfig):
     """django-axes (log-in throttling) under a name ops read in their language."""

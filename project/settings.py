@@ -17,6 +17,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from project.booleans import parse_bool
 from project.hostlist import parse_host_list
+from project.wal import FALLBACK_AUTOCHECKPOINT_PAGES
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("HERMES_OPS_VAR_DIR", BASE_DIR / "var"))
@@ -200,7 +201,10 @@ if _db["ENGINE"] == "django.db.backends.sqlite3":
     _db["OPTIONS"] = {
         "transaction_mode": "IMMEDIATE",
         "timeout": 20,
-        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;",
+        # Checkpoints run in a thread of each process (project.wal); a commit checkpoints
+        # by itself only past FALLBACK_AUTOCHECKPOINT_PAGES.
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON; "
+        f"PRAGMA wal_autocheckpoint={FALLBACK_AUTOCHECKPOINT_PAGES};",
         **_db.get("OPTIONS", {}),
     }
     # The test database is a file, never SQLite's shared in-memory database:
