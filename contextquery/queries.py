@@ -46,6 +46,7 @@ parse and validation errors — all turned into the envelope here.
 
 from __future__ import annotations
 
+import copy
 import json
 import threading
 import time
@@ -57,6 +58,7 @@ from dataclasses import field as dataclass_field
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
+import psycopg
 from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
@@ -65,10 +67,11 @@ from django.utils.translation import gettext as _
 from contextquery import paths, tokens
 from contextquery.client.wire import MAX_MAX_BYTES, META_KINDS, MIN_MAX_BYTES
 from contextquery.models import LogType
-from contextquery.truncation import Fitted, fit_json
-from project.api import envelope_bytes, error_parts, parse_json_bytes
+from contextquery.truncation import fit_json
+from project.api import EncodedJSON, envelope_bytes, error_parts, json_bytes, parse_json_bytes
 from project.errors import Forbidden, Invalid, LimitReached, NotFound, Unauthorized, Unavailable
 from project.networks import address_allowed
+from project.transactions import NO_DISK_WAIT_SQL
 
 KIND_THINKING, KIND_TOOL_CALLS, KIND_TODO, KIND_ALL = META_KINDS
 
@@ -93,6 +96,52 @@ JOIN "contextquery_visit" v ON v."id" = t."visit_id"
 JOIN "contextquery_workflowrun" r ON r."id" = t."run_id"
 WHERE t."token_hash" = %s
 """
+
+#: PostgreSQL: the token as :data:`_TOKEN_SQL` reads it, the query counted
+#: against the budget when the token is live, and (``{target}``) the row the
+#: answer needs — one statement and so one commit, however many the query's
+#: answer then reads. The UPDATE runs only for a live token of a running visit
+#: and run; concurrent UPDATEs of the row are serialised by the database,
+#: which re-checks ``query_count < limit`` on the row it waits for, so the
+#: budget is exact under races.
+_TOKEN_TAKE_SQL_PG = """
+WITH t AS (
+  SELECT t."id", t."visit_id", t."run_id",
+         t."revoked_at" IS NULL AS unrevoked, t."expires_at" > %(now)s AS unexpired,
+         t."expires_at" < %(slide)s, t."issued_at", t."expires_at",
+         v."status" AS visit_status, v."visit_uuid", v."node_id", v."sort_order", v."parent_uuids", v."hop_kinds",
+         v."ancestry", r."status" AS run_status, r."run_id" AS run_text
+  FROM "contextquery_contexttoken" t
+  JOIN "contextquery_visit" v ON v."id" = t."visit_id"
+  JOIN "contextquery_workflowrun" r ON r."id" = t."run_id"
+  WHERE t."token_hash" = %(hash)s
+), taken AS (
+  UPDATE "contextquery_visit" b SET "query_count" = b."query_count" + 1
+  FROM t
+  WHERE b."id" = t."visit_id" AND t.unrevoked AND t.unexpired
+    AND t.visit_status = 'RUNNING' AND t.run_status = 'RUNNING' AND b."query_count" < %(limit)s
+  RETURNING b."id"
+)
+SELECT t.*, EXISTS (SELECT 1 FROM taken){target_columns}, {no_disk_wait}
+FROM t{target_join}
+"""
+
+#: The target columns and joins :data:`_TOKEN_TAKE_SQL_PG` reads, as :data:`_LATEST_SQL` and :data:`_BY_UUID_SQL` do.
+_TARGET_COLUMNS_PG = (
+    ', g."id", g."visit_uuid", g."iter_seq", g."sort_order", g."node_id", g."status", g.wanted, g."log_count"'
+)
+_TARGET_OF_NODE_PG = """
+LEFT JOIN LATERAL (
+  SELECT "id", "visit_uuid", "iter_seq", "sort_order", "node_id", "status", {column} AS wanted, "log_count"
+  FROM "contextquery_visit"
+  WHERE "run_id" = t."run_id" AND "node_id" = %(node)s AND "sort_order" < t."sort_order"{and_iter_seq}
+  ORDER BY "iter_seq" DESC LIMIT 1
+) g ON TRUE"""
+_TARGET_OF_UUID_PG = """
+LEFT JOIN LATERAL (
+  SELECT "id", "visit_uuid", "iter_seq", "sort_order", "node_id", "status", {column} AS wanted, "log_count"
+  FROM "contextquery_visit" WHERE "visit_uuid" = %(uuid)s AND "run_id" = t."run_id"
+) g ON TRUE"""
 
 #: One query against the budget: the database serialises concurrent UPDATEs
 #: of the row, so no race lets one query past the limit.
@@ -121,7 +170,7 @@ ORDER BY "iter_seq" DESC
 _BY_ID_SQL = 'SELECT {column} FROM "contextquery_visit" WHERE "id" = %s'
 
 _BY_UUID_SQL = """
-SELECT "id", "visit_uuid", "iter_seq", "sort_order", "node_id", "status", "meta_content", "log_count", "run_id"
+SELECT "id", "visit_uuid", "iter_seq", "sort_order", "node_id", "status", {column}, "log_count", "run_id"
 FROM "contextquery_visit" WHERE "visit_uuid" = %s
 """
 
@@ -142,16 +191,40 @@ INSERT INTO "contextquery_contextread"
  "status_code", "bytes_returned", "duration_ms", "created_at")
 VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
 """
+#: PostgreSQL, outside a transaction: the audit row committed without waiting for the disk.
+_AUDIT_SQL_PG = _AUDIT_SQL.rstrip() + f" RETURNING {NO_DISK_WAIT_SQL}\n"
+
+
+def _cursor():
+    """A cursor for the statements above. On PostgreSQL a server-side binding
+    cursor whose statements the server prepares once per connection (Django's
+    own cursors bind on the client, so the server parses and plans every
+    statement again); wrapped as Django wraps its own, so ``execute_wrapper``
+    sees these statements too. While queries are logged (``DEBUG``, a test's
+    ``CaptureQueriesContext``) Django's own cursor, whose log can show the
+    SQL of a prepared statement."""
+    if connection.vendor != "postgresql" or connection.queries_logged:
+        return connection.cursor()
+    connection.ensure_connection()
+    raw = connection.connection
+    if raw.prepare_threshold is None:
+        # Only server-side binding cursors prepare; Django's (client-side) never do.
+        raw.prepare_threshold = PREPARE_THRESHOLD
+    return connection.make_cursor(psycopg.Cursor(raw))
+
+
+#: A hot-path statement is prepared by the server from its second run on a connection.
+PREPARE_THRESHOLD = 1
 
 
 def _rows(sql: str, params) -> list[tuple]:
-    with connection.cursor() as cursor:
+    with _cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchall()
 
 
 def _write(sql: str, params) -> int:
-    with connection.cursor() as cursor:
+    with _cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.rowcount
 
@@ -223,18 +296,45 @@ class Reader:
     hop_kinds: str = dataclass_field(repr=False)
     ancestry: int = 0
     slide_due: bool = False
+    #: True/False: the query was counted (or the budget was spent) by the
+    #: token's own statement (PostgreSQL); None: not counted yet.
+    granted: bool | None = None
+    #: ``(hint, row)``: the target the token's statement read for ``hint``
+    #: (row None when there is none), or None when it read none.
+    prefetched: tuple | None = dataclass_field(default=None, repr=False)
 
     def may_read(self, sort_order: int) -> bool:
         """Whether the run's visit with ``sort_order`` is an ancestor (SPEC §4.5 scope)."""
         return bool(self.ancestry >> sort_order & 1)
 
 
-def reader_authenticate(*, raw: str | None, now: datetime | None = None) -> Reader:
-    """The :class:`Reader` of the live token whose text is ``raw`` (one SELECT).
+@dataclass(frozen=True, slots=True)
+class TargetHint:
+    """The row an answer will read, known from the body before the token is
+    checked: the latest visit of ``node_id`` among the predecessors (or its
+    visit ``iter_seq``), or the visit ``visit_uuid``; ``column`` is the quoted
+    column the answer needs (a constant of this module, never request text)."""
+
+    column: str
+    node_id: str | None = None
+    iter_seq: int | None = None
+    visit_uuid: str | None = None
+
+
+def reader_authenticate(
+    *, raw: str | None, now: datetime | None = None, spend: bool = False, hint: TargetHint | None = None
+) -> Reader:
+    """The :class:`Reader` of the live token whose text is ``raw`` (one statement).
+
+    ``spend`` (PostgreSQL only): the same statement counts the query against
+    the visit's ``MAX_QUERIES_PER_VISIT`` when the token is live
+    (``Reader.granted``) and reads the target row of ``hint``
+    (``Reader.prefetched``), so a query commits once and reads once before
+    its answer. Elsewhere, or without ``spend``, one SELECT of the token.
 
     Raises ``Unauthorized`` (401) when ``raw`` is missing, not 48 lowercase hex
     characters, unknown, revoked, expired, or its visit or run has ended. The
-    messages never repeat the token.
+    messages never repeat the token; nothing is counted then.
     """
     if raw is None or raw == "":
         raise Unauthorized(_("The X-Context-Token header is missing."))
@@ -243,9 +343,16 @@ def reader_authenticate(*, raw: str | None, now: datetime | None = None) -> Read
         raise Unauthorized(_("The X-Context-Token header is not a context token (48 lowercase hex characters)."))
     now = now or timezone.now()
     slide_before = now + timedelta(seconds=tokens.config()["TOKEN_TTL_SECONDS"]) - tokens.TOUCH_GRANULARITY
-    found = _rows(_TOKEN_SQL, (_db_datetime(now), _db_datetime(slide_before), tokens.token_hash(raw)))
+    if spend:
+        found = _token_take_rows(now, slide_before, tokens.token_hash(raw), hint)
+    else:
+        found = _rows(_TOKEN_SQL, (_db_datetime(now), _db_datetime(slide_before), tokens.token_hash(raw)))
     if not found:
         raise Unauthorized(_("The context token is unknown."))
+    granted = prefetched = None
+    if spend:
+        granted = bool(found[0][17])
+        prefetched = (hint, found[0][18:] if found[0][18] is not None else None) if hint is not None else None
     (
         token_id,
         visit_id,
@@ -264,7 +371,7 @@ def reader_authenticate(*, raw: str | None, now: datetime | None = None) -> Read
         ancestry,
         run_status,
         run_id,
-    ) = found[0]
+    ) = found[0][:17]
     if not unrevoked:
         raise Unauthorized(_("The context token has been revoked."))
     if not unexpired:
@@ -291,7 +398,29 @@ def reader_authenticate(*, raw: str | None, now: datetime | None = None) -> Read
         hop_kinds=hop_kinds or "[]",
         ancestry=int.from_bytes(bytes(ancestry or b""), "little"),
         slide_due=slide_due,
+        granted=granted,
+        prefetched=prefetched,
     )
+
+
+def _token_take_rows(now: datetime, slide_before: datetime, digest: str, hint: TargetHint | None) -> list[tuple]:
+    """:data:`_TOKEN_TAKE_SQL_PG` run for the token ``digest``: its 17 token
+    columns, whether the budget granted the query, then the 8 target columns
+    of ``hint`` (none without a hint)."""
+    params = {"now": now, "slide": slide_before, "hash": digest, "limit": tokens.config()["MAX_QUERIES_PER_VISIT"]}
+    columns = join = ""
+    if hint is not None:
+        columns = _TARGET_COLUMNS_PG
+        if hint.visit_uuid is not None:
+            join = _TARGET_OF_UUID_PG.format(column=hint.column)
+            params["uuid"] = uuid.UUID(hint.visit_uuid)
+        else:
+            join = _TARGET_OF_NODE_PG.format(
+                column=hint.column, and_iter_seq=' AND "iter_seq" = %(iter)s' if hint.iter_seq is not None else ""
+            )
+            params.update(node=hint.node_id, iter=hint.iter_seq)
+    sql = _TOKEN_TAKE_SQL_PG.format(target_columns=columns, target_join=join, no_disk_wait=NO_DISK_WAIT_SQL)
+    return _rows(sql, params)
 
 
 # --------------------------------------------------------------------------- budget
@@ -320,11 +449,17 @@ class Endpoint(Protocol):
 
     ``endpoint``: the name the audit row keeps; ``atomic``: whether the
     budget, the answer and the audit share one transaction (False where the
-    answer calls out, as a business tool call does, so no lock is held).
+    answer calls out, as a business tool call does, so no lock is held);
+    ``spends_query_budget``: whether :meth:`budget_take` is the visit's
+    context-query budget (then PostgreSQL counts it in the token's statement).
     """
 
     endpoint: str
     atomic: bool
+    spends_query_budget: bool
+
+    def target_hint(self, data: dict) -> TargetHint | None:
+        """The row :meth:`answer` will read for the fields ``data``, if it is one row."""
 
     def fields(self, body: dict) -> dict:
         """The validated fields of ``body`` (raises DRF's ``ValidationError``)."""
@@ -373,28 +508,39 @@ def context_query(*, endpoint: Endpoint, raw_token: str | None, client: str | No
             raise Unavailable(_("Context query is disabled on this server."))
         if not address_allowed(client, settings.HERMES_CONTEXT_QUERY["ALLOWED_NETWORKS"]):
             raise Forbidden(_("Context queries are answered only to clients in HERMES_CONTEXT_QUERY_ALLOWED_CLIENTS."))
-        reader = reader_authenticate(raw=raw_token)
+        # PostgreSQL: the token's statement also counts the query and reads
+        # the answer's row, so a body that is certainly valid is read first
+        # (its faults are still answered in their place below).
+        spend = endpoint.spends_query_budget and connection.vendor == "postgresql"
+        early = _fields_early(endpoint.endpoint, body) if spend else None
+        hint = endpoint.target_hint(early[1]) if early is not None else None
+        reader = reader_authenticate(raw=raw_token, spend=spend, hint=hint)
     except Exception as exc:  # before authentication: nothing to count or audit
         answer = _error_answer(exc)
         if answer is None:
             raise
         return answer
     audited: dict = {}
-    counted = False
+    # Counted for good: by the token's statement, already committed.
+    kept = reader.granted is not None
+    counted = kept
     try:
-        with transaction.atomic() if endpoint.atomic else nullcontext():
-            granted = endpoint.budget_take(reader)
+        with transaction.atomic() if endpoint.atomic and not kept else nullcontext():
+            granted = reader.granted if kept else endpoint.budget_take(reader)
             counted = True
             if reader.slide_due:
                 tokens.tokens_touch(visit=reader.visit_id)
             try:
-                audited = parse_json_bytes(body) if body.strip() else {}
-                if not isinstance(audited, dict):
-                    raise Invalid(
-                        _("The request body must be a JSON object."),
-                        errors={"nonFieldErrors": [_("Must be a JSON object.")]},
-                    )
-                data = endpoint.fields(audited)
+                if early is not None:
+                    audited, data = early
+                else:
+                    audited = parse_json_bytes(body) if body.strip() else {}
+                    if not isinstance(audited, dict):
+                        raise Invalid(
+                            _("The request body must be a JSON object."),
+                            errors={"nonFieldErrors": [_("Must be a JSON object.")]},
+                        )
+                    data = endpoint.fields(audited)
                 if data["runId"] != reader.run_id:
                     raise Forbidden(_("runId is not the run of this context token."))
                 endpoint.check_ownership(reader, data)
@@ -405,30 +551,50 @@ def context_query(*, endpoint: Endpoint, raw_token: str | None, client: str | No
                 answer = _error_answer(exc)
                 if answer is None:
                     raise
-            _audit(reader, endpoint.endpoint, audited, answer.status, len(answer.body), started)
+            _audit(reader, endpoint.endpoint, audited, answer.status, len(answer.body), started, no_disk_wait=kept)
     except Exception:
         # A server fault still leaves its audit row and counts (SPEC §4.5); the
         # transaction that held them was rolled back.
         with transaction.atomic():
-            if endpoint.atomic or not counted:
+            if not kept and (endpoint.atomic or not counted):
                 endpoint.budget_take(reader)
             _audit(reader, endpoint.endpoint, audited, 500, 0, started)
         raise
     return answer
 
 
+def _fields_early(endpoint: str, body: bytes) -> tuple[dict, dict] | None:
+    """``(body object, fields)`` when ``body`` is certainly valid for
+    ``endpoint`` (:func:`fields_fast`), else None (then it is parsed and
+    judged in its place in the order of checks)."""
+    if endpoint not in BODY_KEYS:
+        return None
+    try:
+        parsed = parse_json_bytes(body) if body.strip() else {}
+    except Exception:
+        return None
+    data = fields_fast(endpoint, parsed) if isinstance(parsed, dict) else None
+    return (parsed, data) if data is not None else None
+
+
 def _trimmed(value, length: int) -> str:
     return value[:length] if isinstance(value, str) else ""
 
 
-def _audit(reader: Reader, endpoint: str, body: dict, status: int, size: int, started: float) -> None:
-    """The audit row of one query (SPEC §4.5): what was asked, the status, the bytes and the time."""
+def _audit(
+    reader: Reader, endpoint: str, body: dict, status: int, size: int, started: float, *, no_disk_wait: bool = False
+) -> None:
+    """The audit row of one query (SPEC §4.5): what was asked, the status, the
+    bytes and the time. ``no_disk_wait``: the row is written on its own (no
+    transaction around it) and, on PostgreSQL, its commit does not wait for
+    the disk (as the budget count it goes with did not)."""
     body = body if isinstance(body, dict) else {}
     iter_seq = body.get("iterSeq")
     if isinstance(iter_seq, bool) or not isinstance(iter_seq, int) or abs(iter_seq) >= 2**31:
         iter_seq = None
+    sql = _AUDIT_SQL_PG if no_disk_wait and connection.vendor == "postgresql" else _AUDIT_SQL
     _write(
-        _AUDIT_SQL,
+        sql,
         (
             reader.visit_id,
             endpoint,
@@ -544,9 +710,30 @@ class Target:
     log_count: int
 
 
-def _target_of_node(reader: Reader, *, node_id: str, iter_seq: int | None, column: str) -> Target:
-    """The visit of ``node_id`` the reader may read — the given iterSeq, or the
-    latest among its predecessors — with ``column`` read. Raises ``NotFound``.
+def _prefetched(reader: Reader, hint: TargetHint) -> tuple[tuple | None] | None:
+    """``(row,)`` when the token's statement read the target of ``hint`` (row
+    None: there is none), else None (then the caller reads it)."""
+    if reader.prefetched is None or reader.prefetched[0] != hint:
+        return None
+    return (reader.prefetched[1],)
+
+
+def output_hint(*, node_id: str, iter_seq: int | None) -> TargetHint:
+    """The row :func:`output_query` reads."""
+    return TargetHint('"output"', node_id=node_id, iter_seq=iter_seq)
+
+
+def meta_hint(*, node_id: str | None, visit_uuid: str | None, kind: str, iter_seq: int | None) -> TargetHint:
+    """The row :func:`meta_query` reads: ``meta_content`` except for ALL, which reads the logs."""
+    column = "NULL" if kind == KIND_ALL else '"meta_content"'
+    if visit_uuid is not None:
+        return TargetHint(column, visit_uuid=str(visit_uuid))
+    return TargetHint(column, node_id=node_id, iter_seq=iter_seq)
+
+
+def _target_of_node(reader: Reader, hint: TargetHint) -> Target:
+    """The visit of ``hint.node_id`` the reader may read — the given iterSeq,
+    or the latest among its predecessors — with ``hint.column`` read. Raises ``NotFound``.
 
     Usually one statement: the node's newest visit before the reader is an
     ancestor (always, in a chain). When it is not (another branch), the
@@ -555,11 +742,16 @@ def _target_of_node(reader: Reader, *, node_id: str, iter_seq: int | None, colum
     visited only later or on another branch, an iterSeq it never reached — so a
     token learns nothing about visits it may not read (issue 12).
     """
+    node_id, iter_seq, column = hint.node_id, hint.iter_seq, hint.column
     params = [reader.run_pk, node_id, reader.sort_order]
     if iter_seq is not None:
         params.append(iter_seq)
-    sql = _LATEST_SQL.format(column=column, and_iter_seq=' AND "iter_seq" = %s' if iter_seq is not None else "")
-    row = next(iter(_rows(sql, params)), None) if reader.ancestry else None
+    prefetched = _prefetched(reader, hint)
+    if prefetched is not None:
+        row = prefetched[0]
+    else:
+        sql = _LATEST_SQL.format(column=column, and_iter_seq=' AND "iter_seq" = %s' if iter_seq is not None else "")
+        row = next(iter(_rows(sql, params)), None) if reader.ancestry else None
     if row is not None and not reader.may_read(row[3]) and iter_seq is None:
         row = next((r for r in _rows(_CANDIDATES_SQL, params) if reader.may_read(r[3])), None)
         if row is not None:
@@ -574,40 +766,47 @@ def _target_of_node(reader: Reader, *, node_id: str, iter_seq: int | None, colum
     return Target(row[0], _uuid_text(row[1]), row[2], row[4], row[5], row[6], row[7] or 0)
 
 
-def _target_of_uuid(reader: Reader, visit_uuid: str) -> Target:
-    """The visit ``visit_uuid`` when the reader may read it, with ``meta_content``. Raises ``NotFound``."""
-    found = _rows(_BY_UUID_SQL, (_db_uuid(visit_uuid),)) if reader.ancestry else []
-    if not found or found[0][8] != reader.run_pk or not reader.may_read(found[0][3]):
+def _target_of_uuid(reader: Reader, hint: TargetHint) -> Target:
+    """The visit ``hint.visit_uuid`` when the reader may read it, with ``hint.column``. Raises ``NotFound``."""
+    visit_uuid = hint.visit_uuid
+    prefetched = _prefetched(reader, hint)
+    if prefetched is not None:
+        row = prefetched[0]  # read within the reader's run
+    else:
+        found = _rows(_BY_UUID_SQL.format(column=hint.column), (_db_uuid(visit_uuid),)) if reader.ancestry else []
+        row = found[0] if found and found[0][8] == reader.run_pk else None
+    if row is None or not reader.may_read(row[3]):
         raise _not_a_predecessor(_("Visit %(visit)s") % {"visit": visit_uuid})
-    row = found[0]
     return Target(row[0], _uuid_text(row[1]), row[2], row[4], row[5], row[6], row[7] or 0)
 
 
 # --------------------------------------------------------------------------- path
 
 
-def path_query(*, reader: Reader) -> dict:
+def path_query(*, reader: Reader, encoded: bool = False) -> dict | EncodedJSON:
     """The §4.2 predecessor path graph of the reader's visit, in the wire shape
     ``{visitUuids, nodeIds, paths[{sequence, visitUuids, hasBacktrack, truncated}],
     backtrackEdgeKeys, truncated}``; bounded by ``MAX_PATHS`` and ``MAX_PATH_DEPTH``.
     Reads the ancestors' rows only (their stored hop kinds stand in for the canvas).
+    ``encoded``: the answer as :class:`project.api.EncodedJSON` (what the endpoint sends).
 
     A visit's ancestors and their links never change once it is registered, so
-    the graph is made once per process and visit (:data:`_PATHS_MADE`).
+    the graph (and its JSON) is made once per process and visit (:data:`_PATHS_MADE`).
     """
     cfg = tokens.config()
     key = (reader.visit_uuid, cfg["MAX_PATHS"], cfg["MAX_PATH_DEPTH"])
     with _MADE_LOCK:
-        found = _PATHS_MADE.get(key)
-        if found is not None:
+        made = _PATHS_MADE.get(key)
+        if made is not None:
             _PATHS_MADE.move_to_end(key)
-            return found
-    made = _path_graph_read(reader, max_paths=cfg["MAX_PATHS"], max_depth=cfg["MAX_PATH_DEPTH"])
-    _remember(_PATHS_MADE, key, made)
-    return made
+    if made is None:
+        graph = _path_graph_read(reader, max_paths=cfg["MAX_PATHS"], max_depth=cfg["MAX_PATH_DEPTH"])
+        made = (graph, json_bytes(graph))
+        _remember(_PATHS_MADE, key, made)
+    return made[1] if encoded else copy.deepcopy(made[0])
 
 
-#: Path graphs made by this process: ``(visit_uuid, MAX_PATHS, MAX_PATH_DEPTH)`` → answer.
+#: Path graphs made by this process: ``(visit_uuid, MAX_PATHS, MAX_PATH_DEPTH)`` → (answer, its JSON).
 _PATHS_MADE: OrderedDict = OrderedDict()
 #: How many answers each of the per-process memories keeps (least recently used go first).
 _MADE_SIZE = 128
@@ -750,7 +949,7 @@ def output_query(
     (default ``MAX_BYTES``). Raises ``NotFound`` for a node or visit out of
     scope, or a missing field (naming the available keys).
     """
-    target = _target_of_node(reader, node_id=node_id, iter_seq=iter_seq, column='"output"')
+    target = _target_of_node(reader, output_hint(node_id=node_id, iter_seq=iter_seq))
     status, message, data = _envelope_parts(_json(target.column), target.status)
     if field is not None:
         try:
@@ -868,51 +1067,54 @@ def meta_query(
     kind: str = KIND_ALL,
     iter_seq: int | None = None,
     max_bytes: int | None = None,
-) -> dict:
+    encoded: bool = False,
+) -> dict | EncodedJSON:
     """A predecessor's thinking, tool calls and todo list (SPEC §4.5):
     ``{nodeId, iterSeq, visitUuid, thinking?, toolCalls?, todoList?, logs?, truncated, originalBytes}``.
 
     ``visit_uuid`` wins over ``node_id`` (then ``iter_seq`` is not used);
     ``kind`` is one of :data:`META_KINDS` (validated by the caller). The kind's
-    content is cut as one JSON object to ``max_bytes``. Raises ``NotFound``.
+    content is cut as one JSON object to ``max_bytes``. ``encoded``: the
+    answer as :class:`project.api.EncodedJSON` (what the endpoint sends).
+    Raises ``NotFound``.
     """
-    if visit_uuid is not None:
-        target = _target_of_uuid(reader, str(visit_uuid))
-    else:
-        target = _target_of_node(reader, node_id=node_id, iter_seq=iter_seq, column='"meta_content"')
-    keys, fitted = _meta_fitted(target, kind, max_bytes or tokens.config()["MAX_BYTES"])
-    cut = fitted.value if isinstance(fitted.value, dict) else {}
-    return {
-        "nodeId": target.node_id,
-        "iterSeq": target.iter_seq,
-        "visitUuid": target.visit_uuid,
-        **{key: cut.get(key) for key in keys},
-        "truncated": fitted.truncated,
-        "originalBytes": fitted.original_bytes,
-    }
+    hint = meta_hint(node_id=node_id, visit_uuid=visit_uuid, kind=kind, iter_seq=iter_seq)
+    target = _target_of_uuid(reader, hint) if hint.visit_uuid is not None else _target_of_node(reader, hint)
+    answer, answer_bytes = _meta_answer(target, kind, max_bytes or tokens.config()["MAX_BYTES"])
+    return answer_bytes if encoded else copy.deepcopy(answer)
 
 
-#: Fitted meta answers made by this process: ``(visit_uuid, log_count, kind, max_bytes)`` →
-#: ``(keys, Fitted)``. A visit's logs are only ever added, so its log count
-#: versions the content exactly; an entry is never stale, only evicted.
-_META_FITTED: OrderedDict = OrderedDict()
+#: Meta answers made by this process: ``(visit_uuid, log_count, kind, max_bytes)``
+#: → ``(answer, its JSON)``. A visit's logs are only ever added, so its log
+#: count versions the content exactly; an entry is never stale, only evicted.
+_META_ANSWERS: OrderedDict = OrderedDict()
 
 
-def _meta_fitted(target: Target, kind: str, max_bytes: int) -> tuple[tuple[str, ...], Fitted]:
-    """The meta content of ``target`` for ``kind`` cut to ``max_bytes``, from
-    :data:`_META_FITTED` when this process made it before (cutting 50 KB of
-    logs to a budget is the costly part of a meta query)."""
+def _meta_answer(target: Target, kind: str, max_bytes: int) -> tuple[dict, EncodedJSON]:
+    """:func:`meta_query`'s answer for ``target`` and its JSON, from
+    :data:`_META_ANSWERS` when this process made it before (cutting 50 KB of
+    logs to a budget, and encoding the cut, are the costly parts of a meta query)."""
     key = (target.visit_uuid, target.log_count, kind, max_bytes)
     with _MADE_LOCK:
-        found = _META_FITTED.get(key)
+        found = _META_ANSWERS.get(key)
         if found is not None:
-            _META_FITTED.move_to_end(key)
+            _META_ANSWERS.move_to_end(key)
             return found
     kept = None if kind == KIND_ALL else _json(target.column)
     if kept is not None and kept.get("overflow") and kind != KIND_TODO:
         kept = None  # the row keeps the todo list only: read the logs
     logs = _logs_read(target.pk, _KIND_LOG_TYPES.get(kind, ())) if kept is None else []
     content = meta_content(logs, kind, kept=kept)
-    made = (tuple(content), fit_json(content, max_bytes))
-    _remember(_META_FITTED, key, made)
+    fitted = fit_json(content, max_bytes)
+    cut = fitted.value if isinstance(fitted.value, dict) else {}
+    answer = {
+        "nodeId": target.node_id,
+        "iterSeq": target.iter_seq,
+        "visitUuid": target.visit_uuid,
+        **{name: cut.get(name) for name in content},
+        "truncated": fitted.truncated,
+        "originalBytes": fitted.original_bytes,
+    }
+    made = (answer, json_bytes(answer))
+    _remember(_META_ANSWERS, key, made)
     return made

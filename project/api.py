@@ -314,18 +314,33 @@ def exception_handler(exc, context):
     return error_response(status_code, message, data, headers)
 
 
-def envelope_bytes(code: int, message: str, data=None) -> bytes:
-    """The envelope as the bytes ``EnvelopeJSONRenderer`` writes (compact UTF-8,
-    U+2028/U+2029 escaped), for views that answer without DRF's machinery.
-    A lone surrogate in stored text comes out escaped rather than failing."""
-    text = json.dumps(envelope(code, message, data), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+class EncodedJSON(bytes):
+    """A value already encoded by :func:`json_bytes`: :func:`envelope_bytes`
+    puts it in the envelope's ``data`` as it is (for answers kept encoded)."""
+
+
+def json_bytes(value) -> EncodedJSON:
+    """``value`` as the bytes ``EnvelopeJSONRenderer`` writes: compact UTF-8,
+    U+2028/U+2029 escaped; a lone surrogate in stored text comes out escaped
+    rather than failing. Raises ``ValueError`` for NaN or infinity."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     try:
         raw = text.encode("utf-8")
     except UnicodeEncodeError:
-        raw = json.dumps(envelope(code, message, data), separators=(",", ":"), allow_nan=False).encode("ascii")
+        raw = json.dumps(value, separators=(",", ":"), allow_nan=False).encode("ascii")
     if b"\xe2\x80\xa8" in raw or b"\xe2\x80\xa9" in raw:
         raw = raw.replace("\u2028".encode(), b"\\u2028").replace("\u2029".encode(), b"\\u2029")
-    return raw
+    return EncodedJSON(raw)
+
+
+def envelope_bytes(code: int, message: str, data=None) -> bytes:
+    """The envelope as the bytes ``EnvelopeJSONRenderer`` writes (:func:`json_bytes`),
+    for views that answer without DRF's machinery. ``data`` may be
+    :class:`EncodedJSON`, then it is placed as it is."""
+    if isinstance(data, EncodedJSON):
+        # The envelope's last key is data: '..."data":null}' becomes '..."data":<data>}'.
+        return bytes(json_bytes(envelope(code, message, None))[: -len(b"null}")] + data + b"}")
+    return bytes(json_bytes(envelope(code, message, data)))
 
 
 class Pagination(PageNumberPagination):

@@ -44,6 +44,7 @@ class _UnbudgetedView(ContextQueryView):
     # With no budget UPDATE to open it, a transaction would start with a read
     # and SQLite could refuse its later write at once; each statement commits alone.
     atomic = False
+    spends_query_budget = False
 
     def budget_take(self, reader) -> bool:
         return True
@@ -82,6 +83,7 @@ class ToolListView(_UnbudgetedView):
 class ToolCallView(ContextQueryView):
     endpoint = "tools/call"
     atomic = False  # the call may wait on a business service: no transaction (and no lock) held meanwhile
+    spends_query_budget = False  # its own budget, MAX_TOOL_CALLS_PER_VISIT
     serializer_class = bodies.ToolCallQuerySerializer
     error_statuses = ("400", "401", "403", "404", "409", "413", "422", "429", "503")
 

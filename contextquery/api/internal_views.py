@@ -42,6 +42,8 @@ class ContextQueryView(APIView):
     serializer_class: type = bodies.ContextQuerySerializer
     #: The budget, the answer and the audit commit together (False where the answer calls out).
     atomic = True
+    #: :meth:`budget_take` is the visit's context-query budget (PostgreSQL counts it with the token's read).
+    spends_query_budget = True
 
     def dispatch(self, request, *args, **kwargs):
         self.request = request
@@ -84,6 +86,10 @@ class ContextQueryView(APIView):
 
     def check_ownership(self, reader, data) -> None:
         """Step 6 beyond runId (``path`` refuses a foreign visitUuid)."""
+
+    def target_hint(self, data) -> queries.TargetHint | None:
+        """The one row :meth:`answer` reads for ``data`` (read with the token on PostgreSQL); None: no such row."""
+        return None
 
     def answer(self, reader, data) -> dict:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -132,7 +138,7 @@ class PathQueryView(ContextQueryView):
             raise Forbidden(_("visitUuid is not the visit of this context token."))
 
     def answer(self, reader, data):
-        return queries.path_query(reader=reader)
+        return queries.path_query(reader=reader, encoded=True)
 
 
 @_documented(
@@ -152,6 +158,9 @@ class OutputQueryView(ContextQueryView):
     endpoint = "output"
     serializer_class = bodies.OutputQuerySerializer
     error_statuses = _ERRORS
+
+    def target_hint(self, data):
+        return queries.output_hint(node_id=data["nodeId"], iter_seq=data["iterSeq"])
 
     def answer(self, reader, data):
         return queries.output_query(
@@ -177,6 +186,11 @@ class MetaQueryView(ContextQueryView):
     serializer_class = bodies.MetaQuerySerializer
     error_statuses = _ERRORS
 
+    def target_hint(self, data):
+        return queries.meta_hint(
+            node_id=data["nodeId"], visit_uuid=data["visitUuid"], kind=data["kind"], iter_seq=data["iterSeq"]
+        )
+
     def answer(self, reader, data):
         return queries.meta_query(
             reader=reader,
@@ -185,4 +199,5 @@ class MetaQueryView(ContextQueryView):
             kind=data["kind"],
             iter_seq=data["iterSeq"],
             max_bytes=data["maxBytes"],
+            encoded=True,
         )

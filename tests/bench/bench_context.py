@@ -56,7 +56,11 @@ def query_counts(access: support.ProbeAccess) -> tuple[dict[str, int], dict[str,
         return real_commit()
 
     def autocommitted_writes(execute, sql, params, many, context):
-        if not connection.in_atomic_block and sql.lstrip().upper().startswith(("INSERT", "UPDATE", "DELETE")):
+        statement = sql.lstrip().upper()
+        writes = statement.startswith(("INSERT", "UPDATE", "DELETE")) or (
+            statement.startswith("WITH") and "UPDATE " in statement
+        )
+        if not connection.in_atomic_block and writes:
             committed[0] += 1
         return execute(sql, params, many, context)
 

@@ -78,31 +78,66 @@ def _statements(captured) -> list[str]:
 
 
 @pytest.mark.parametrize(
-    ("endpoint", "body", "count"),
+    ("endpoint", "body", "on_sqlite", "on_postgresql"),
     [
-        ("output", {"nodeId": "B"}, 4),
-        ("path", {}, 4),
-        ("meta", {"nodeId": "B", "kind": "ALL"}, 5),
-        ("meta", {"nodeId": "B", "kind": "THINKING"}, 4),
+        ("output", {"nodeId": "B"}, 4, 2),
+        ("path", {}, 4, 3),
+        ("meta", {"nodeId": "B", "kind": "ALL"}, 5, 3),
+        ("meta", {"nodeId": "B", "kind": "THINKING"}, 4, 2),
     ],
 )
-def test_a_context_query_is_a_few_plain_statements(flyback, issue, ask, clock, endpoint, body, count):
+def test_a_context_query_is_a_few_plain_statements(
+    flyback, issue, ask, clock, endpoint, body, on_sqlite, on_postgresql
+):
     raw = issue(flyback.by["C2"])
     ask("output", raw, {"runId": flyback.run.run_id, "nodeId": "A"})  # slides now: the next query need not
     with CaptureQueriesContext(connection) as captured:
         assert ask(endpoint, raw, {"runId": flyback.run.run_id, **body}).status_code == 200
     statements = _statements(captured)
-    # token SELECT, budget UPDATE, the answer's SELECT(s), audit INSERT
-    assert statements[:2] == ["SELECT", "UPDATE"] and statements[-1] == "INSERT"
-    assert len(statements) == count, captured.captured_queries
+    if connection.vendor == "postgresql":
+        # One statement reads the token, counts the query and reads the row
+        # the answer needs (path: none, it reads the ancestors); the logs for
+        # meta ALL; the audit INSERT.
+        assert statements[0] == "WITH" and statements[-1] == "INSERT"
+        assert len(statements) == on_postgresql, captured.captured_queries
+    else:
+        # token SELECT, budget UPDATE, the answer's SELECT(s), audit INSERT
+        assert statements[:2] == ["SELECT", "UPDATE"] and statements[-1] == "INSERT"
+        assert len(statements) == on_sqlite, captured.captured_queries
 
 
-def test_a_query_commits_once(flyback, issue, ask):
+def test_a_query_opens_one_atomic_block_on_sqlite_and_none_on_postgresql(flyback, issue, ask):
     raw = issue(flyback.by["C2"])
     with CaptureQueriesContext(connection) as captured:
         assert ask("output", raw, {"runId": flyback.run.run_id, "nodeId": "B"}).status_code == 200
     savepoints = [q["sql"] for q in captured.captured_queries if q["sql"].startswith("SAVEPOINT")]
-    assert len(savepoints) == 1  # one atomic block (a commit outside tests) around budget, answer and audit
+    # SQLite: one atomic block (a commit outside tests) around budget, answer
+    # and audit. PostgreSQL: the count and the audit row are each one
+    # statement that commits alone, so no transaction is opened at all.
+    assert len(savepoints) == (0 if connection.vendor == "postgresql" else 1)
+
+
+@pytest.mark.postgresql_only
+@pytest.mark.django_db(transaction=True)
+def test_the_hot_path_statements_are_prepared_on_the_server(flyback, issue, ask):
+    raw = issue(flyback.by["C2"])
+    for _ in range(3):
+        assert ask("output", raw, {"runId": flyback.run.run_id, "nodeId": "B"}).status_code == 200
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements")
+        prepared = " ".join(row[0] for row in cursor.fetchall())
+    assert "WITH t AS" in prepared and 'INSERT INTO "contextquery_contextread"' in prepared
+
+
+@pytest.mark.postgresql_only
+@pytest.mark.django_db(transaction=True)
+def test_a_query_leaves_the_connection_waiting_for_the_disk_on_every_later_commit(flyback, issue, ask):
+    raw = issue(flyback.by["C2"])
+    assert ask("output", raw, {"runId": flyback.run.run_id, "nodeId": "B"}).status_code == 200
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW synchronous_commit")
+        assert cursor.fetchone()[0] == "on"
+    assert Visit.objects.get(pk=flyback.by["C2"].pk).query_count == 1
 
 
 def _ancestors_walked(visits, visit) -> set[int]:

@@ -52,17 +52,6 @@ def suite_backend() -> str:
     return "postgresql" if settings.DATABASES["default"]["ENGINE"].endswith("postgresql") else "sqlite"
 
 
-def pytest_collection_modifyitems(config, items):
-    """Deselect ``postgresql_only`` tests when the suite runs on SQLite: they
-    cannot run there, and a skip would read as a test that passed."""
-    if suite_backend() == "postgresql":
-        return
-    kept = [item for item in items if item.get_closest_marker("postgresql_only") is None]
-    if len(kept) != len(items):
-        config.hook.pytest_deselected(items=[item for item in items if item not in kept])
-        items[:] = kept
-
-
 def pg_server_url(dbname: str = "postgres") -> str:
     """A URL of the PostgreSQL server the suite uses (``DATABASE_URL``), or the
     machine's at 127.0.0.1:5432, naming database ``dbname``."""
