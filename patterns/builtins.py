@@ -69,6 +69,33 @@ BUILTINS: list[dict] = [
         'hermes-agent\'s "I reached the iteration limit …".',
     ),
     _builtin(
+        "empty-response",
+        "Empty model response",
+        "regex:empty response|content was empty",
+        "incomplete",
+        True,
+        12,
+        'The model answered with nothing ("The model returned an empty response", "content was empty").',
+    ),
+    _builtin(
+        "no-generation-chunks",
+        "No generation chunks",
+        "no generation chunks",
+        "incomplete",
+        True,
+        12,
+        'LangChain\'s "No generation chunks were returned": the stream held no answer.',
+    ),
+    _builtin(
+        "stream-cut-short",
+        "Stream ended before completion",
+        "stream disconnected before completion",
+        "incomplete",
+        True,
+        12,
+        'The answer\'s stream ended before it was complete ("stream disconnected before completion").',
+    ),
+    _builtin(
         "hermes-invalid-tool-call",
         "hermes-agent: invalid tool call",
         "model generated invalid tool call",
@@ -159,6 +186,16 @@ BUILTINS: list[dict] = [
         16,
         'hermes-agent\'s "<provider> reported that billing, credits, or account entitlement is exhausted …".',
     ),
+    # --- one-api's "upstream saturated": its message beats the code it is sent with --------------
+    _builtin(
+        "upstream-saturated-zh",
+        "上游负载已饱和",
+        "regex:(?:当前分组)?(?:上游)?负载已饱和",
+        "overloaded",
+        True,
+        20,
+        'one-api\'s "当前分组上游负载已饱和" is overloaded, whatever code (429, insufficient_quota) it carries.',
+    ),
     # --- content filters -----------------------------------------------------------------------
     _builtin(
         "content-filter",
@@ -188,6 +225,15 @@ BUILTINS: list[dict] = [
         "The input or output was flagged as inappropriate.",
     ),
     _builtin(
+        "sensitive-content",
+        "Sensitive content detected",
+        "regex:sensitive ?content|_sensitive",
+        "content_filter",
+        False,
+        20,
+        "SensitiveContentDetected, output new_sensitive: the provider found sensitive content.",
+    ),
+    _builtin(
         "content-filter-zh",
         "不安全 / 敏感内容",
         "regex:不安全|敏感|违规",
@@ -205,6 +251,15 @@ BUILTINS: list[dict] = [
         True,
         21,
         'A per-minute limit with a retry hint ("Please retry in 2.18s"): rate limited, even when the text says quota.',
+    ),
+    _builtin(
+        "wait-before-retrying",
+        "Wait before trying again",
+        "regex:wait before (?:trying|retrying)",
+        "rate_limit",
+        True,
+        21,
+        '"Too many tokens, please wait before trying again": a throttle, not a context limit.',
     ),
     # --- quota, credits, billing ---------------------------------------------------------------
     _builtin(
@@ -224,6 +279,24 @@ BUILTINS: list[dict] = [
         False,
         22,
         '"You exceeded your current quota", "Quota exceeded".',
+    ),
+    _builtin(
+        "resource-exhausted-429",
+        "Resource exhausted (Google's 429)",
+        "regex:(?:429 )?resource[_ ]?(?:has been )?exhausted",
+        "rate_limit",
+        True,
+        22,
+        "RESOURCE_EXHAUSTED, Google's 429 status: a per-minute limit (a quota sentence beside it still wins).",
+    ),
+    _builtin(
+        "usage-limits-reached",
+        "API usage limits reached",
+        "regex:(?:you have )?reached your (?:specified )?(?:api )?usage limits?",
+        "quota",
+        False,
+        22,
+        '"You have reached your specified API usage limits": the account\'s spending cap.',
     ),
     _builtin(
         "out-of-credits",
@@ -252,15 +325,6 @@ BUILTINS: list[dict] = [
         False,
         22,
         "Arrearage, AccountOverdueError, 402 Payment Required, a suspended account.",
-    ),
-    _builtin(
-        "resource-exhausted",
-        "Resource exhausted",
-        "regex:resource[_ ]?(?:has been )?exhausted",
-        "quota",
-        False,
-        22,
-        "RESOURCE_EXHAUSTED, google.api_core.exceptions.ResourceExhausted.",
     ),
     _builtin(
         "quota-out",
@@ -298,6 +362,15 @@ BUILTINS: list[dict] = [
         22,
         "欠费, 请充值, 无可用资源包, 套餐已到期.",
     ),
+    _builtin(
+        "overdue-account-zh",
+        "账户已欠费",
+        "regex:(?:您的)?(?:账户|账号)已?欠费",
+        "quota",
+        False,
+        22,
+        "您的账户已欠费.",
+    ),
     # --- model not found -------------------------------------------------------------------------
     _builtin("model-not-found", "Model not found", "model_not_found", "model_not_found", False, 24, "model_not_found."),
     _builtin(
@@ -317,6 +390,24 @@ BUILTINS: list[dict] = [
         False,
         24,
         '"Invalid model", "No endpoints found", InvalidEndpoint.',
+    ),
+    _builtin(
+        "model-retired",
+        "Model does not exist or was retired",
+        "regex:model not exist|decommissioned",
+        "model_not_found",
+        False,
+        24,
+        '"Model Not Exist", "The model `x` has been decommissioned".',
+    ),
+    _builtin(
+        "not-found-error",
+        "not_found_error",
+        "not_found_error",
+        "model_not_found",
+        False,
+        24,
+        "Anthropic's not_found_error: the model named in the request is unknown.",
     ),
     _builtin(
         "model-not-found-zh",
@@ -356,6 +447,15 @@ BUILTINS: list[dict] = [
         '"Request payload too large (413)".',
     ),
     _builtin(
+        "request-too-large",
+        "Request too large",
+        "regex:request.too.large|token limit",
+        "context_length",
+        False,
+        26,
+        '"Request too large for model", request_too_large, "exceeded model token limit".',
+    ),
+    _builtin(
         "context-length-zh", "上下文长度超限", "regex:上下文长度|长度超", "context_length", False, 26, "上下文长度超限."
     ),
     # --- authentication --------------------------------------------------------------------------
@@ -388,6 +488,15 @@ BUILTINS: list[dict] = [
         False,
         28,
         "无效的 API Key, 无效的令牌 (the seed's 无效的 api).",
+    ),
+    _builtin(
+        "login-failed",
+        "Login failed",
+        "login fail",
+        "auth",
+        False,
+        28,
+        '"login fail: Please carry the API secret key".',
     ),
     _builtin(
         "auth-failed-zh",
@@ -425,6 +534,15 @@ BUILTINS: list[dict] = [
         True,
         30,
         '"Selected model is at capacity."',
+    ),
+    _builtin(
+        "capacity-exceeded",
+        "Capacity exceeded",
+        "capacity exceeded",
+        "overloaded",
+        True,
+        30,
+        '"Service tier capacity exceeded for this model".',
     ),
     _builtin(
         "busy-model-zh",
@@ -477,6 +595,24 @@ BUILTINS: list[dict] = [
         '"Concurrency limit exceeded", "Request rate increased too quickly".',
     ),
     _builtin(
+        "rate-limited",
+        "Rate limited",
+        "regex:rate[_ -]?limited",
+        "rate_limit",
+        True,
+        32,
+        '"Rate limited after 3 retries".',
+    ),
+    _builtin(
+        "parallel-request-limit",
+        "Parallel request limit",
+        "regex:(?:max )?parallel request limit",
+        "rate_limit",
+        True,
+        32,
+        '"Max parallel request limit reached".',
+    ),
+    _builtin(
         "rate-limit-zh",
         "请求过于频繁 / 速率限制",
         "regex:(?:您的)?(?:账户|账号)?(?:已达到)?速率限制|限流|并发数?过高|(?:提问|请求|访问|调用)(?:太快|过快|过于频繁|太频繁)",
@@ -524,6 +660,15 @@ BUILTINS: list[dict] = [
         True,
         38,
         "Internal Server Error, Bad Gateway, Service Unavailable, api_error.",
+    ),
+    _builtin(
+        "runner-terminated",
+        "Model runner terminated",
+        "runner process has terminated",
+        "server_error",
+        True,
+        38,
+        '"llama runner process has terminated": the local model server crashed.',
     ),
     _builtin(
         "server-error-zh",
