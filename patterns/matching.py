@@ -290,6 +290,9 @@ _OPENING = (
 #: are a quoted URL (Go's 'Post "https://…": …') and single quotes (Python's "<class 'x.Error'>").
 _QUOTING = r"\pL[\s：(（—–-]+(?:[`“「]|\"(?:[^h]|$))"
 
+#: The start of a reply that quotes something after a few words; group 1 is the quote mark.
+_QUOTE_START = r"^[^\n]{0,60}?\pL[\s：(（—–-]+([`“「\"])"
+
 #: What follows a label when the line is a glossary entry or an explanation.
 _DEFINITION = r"\s*(?:指|是指|表示|意思是|即|means?\b|refers? to|occurs? when|happens? when|is (?:an?|the|when|what)\b)"
 
@@ -449,6 +452,7 @@ def _vocabulary(source: str):
 _OPENING_RE = _vocabulary(_OPENING)
 _DEFINITION_RE = _vocabulary(_DEFINITION)
 _QUOTING_RE = _vocabulary(_QUOTING)
+_QUOTE_START_RE = _vocabulary(_QUOTE_START)
 _LEAD_RE = _vocabulary(_LEAD)
 _TAIL_LEAD_RE = _vocabulary(_TAIL_LEAD)
 _TAIL_BLOCK_RE = _vocabulary(_TAIL_BLOCK)
@@ -537,6 +541,28 @@ def error_regions(text: str, *, head_chars: int, tail_chars: int) -> list[Region
             lead = _TAIL_LEAD_RE.match(text[para : para + 10])
             regions.append(Region(para, size, para + (lead.end() if lead is not None else 0)))
     return regions
+
+
+def quotes_an_error(text: str | None, *, head_chars: int) -> bool:
+    """True when the reply starts by quoting an error after a few words (pure; SPEC §3.3).
+
+    'Q: What does "Error code: 429 …" mean?', 'That `RateLimitError: …` message comes
+    from …', '排查结论：`Error code: 429 …`', '问：“relay error …” 是什么意思？': a word, a quote
+    mark or backtick within the first line's first 60 characters, and right inside it an
+    error opening (:data:`_OPENING`). Such a reply is an answer about an error, whichever
+    signal judges it; the learned model's verdict yields to it (SPEC §3.3a). A quoted URL
+    (Go's 'Post "https://…": …') is not a quotation.
+    """
+    if not text:
+        return False
+    head = text[: max(0, head_chars)]
+    quote = _QUOTE_START_RE.search(head)
+    if quote is None:
+        return False
+    inside = head[quote.end(1) :]
+    if quote.group(1) == '"' and inside[:4].lower() == "http":
+        return False
+    return _OPENING_RE.search(inside) is not None
 
 
 #: How much text after a phrase :func:`sentence_goes_on` reads.

@@ -3,6 +3,7 @@
 
 import pytest
 
+from patterns.matching import quotes_an_error
 from tests.bench.quality import builtin_matcher
 
 
@@ -171,3 +172,33 @@ def test_a_minimax_base_resp_body_is_an_error_with_its_message_s_category(reply,
 )
 def test_a_provider_wording_without_a_status_gets_its_own_category(reply, category):
     assert category_of(reply) == category
+
+
+# --- a reply that starts by quoting an error (both signals) ------------------------------------
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        'Q: What does "Error code: 429 - rate limited" mean?\nA: Slow down.',
+        "That `openai.APITimeoutError: Request timed out.` message comes from the client.",
+        "排查结论：`Error code: 429 - {'message': 'Request was rejected due to rate limiting'}` 昨晚出现过两次。",
+        "问：“relay error (channel #5): 上游繁忙” 是什么意思？",
+    ],
+)
+def test_a_reply_that_starts_by_quoting_an_error_quotes_an_error(reply):
+    assert quotes_an_error(reply, head_chars=500) is True
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        'Post "https://api.example.com/v1/chat": context deadline exceeded',
+        'Error { code: "ThrottlingException", message: "Too many requests" }',
+        "<class 'botocore.exceptions.EventStreamError'>: An error occurred (throttlingException)",
+        'I renamed the "Export" button and shipped it.',
+        "",
+    ],
+)
+def test_an_error_with_quotes_of_its_own_or_a_plain_answer_quotes_no_error(reply):
+    assert quotes_an_error(reply, head_chars=500) is False
