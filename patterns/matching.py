@@ -232,6 +232,8 @@ LONG_PHRASE_CHARS = 30
 #: A few leading symbols (emoji, brackets, bullets, bold marks) but no quote,
 #: backtick or blockquote: a quoted or fenced error is an answer about an error.
 _LEAD = r"[^\pL\pN`\"“'>\n]{0,6}"
+#: Where a provider sentence may start: after the lead and a bare 4xx/5xx status ("429 余额不足，请充值。").
+_SENTENCE_LEAD = _LEAD + r"(?:[45]\d\d[ :：-]+)?"
 
 #: An error label in any dress: up to two words, a token ending in an error noun,
 #: up to two qualifiers ("from X", "in thread", a status code, "(…)"; not "handling"), closing marks, then ":", a newline, "(" or ",":
@@ -453,7 +455,7 @@ _OPENING_RE = _vocabulary(_OPENING)
 _DEFINITION_RE = _vocabulary(_DEFINITION)
 _QUOTING_RE = _vocabulary(_QUOTING)
 _QUOTE_START_RE = _vocabulary(_QUOTE_START)
-_LEAD_RE = _vocabulary(_LEAD)
+_SENTENCE_LEAD_RE = _vocabulary(_SENTENCE_LEAD)
 _TAIL_LEAD_RE = _vocabulary(_TAIL_LEAD)
 _TAIL_BLOCK_RE = _vocabulary(_TAIL_BLOCK)
 _CONNECTOR_RE = _vocabulary(_CONNECTOR)
@@ -497,7 +499,8 @@ def error_regions(text: str, *, head_chars: int, tail_chars: int) -> list[Region
       and up to :data:`OPENING_REACH` characters after it, within the head
       window;
     * the reply is one provider sentence: the head window, as a sentence
-      region (the pattern must start it);
+      region (the pattern must start it, after a few symbols and a bare
+      4xx/5xx status: "429 余额不足，请充值。");
     * an error ends the reply: a line in the tail window that starts with a
       strong opening and runs with only continuation lines to the end, and
       the last paragraph (as a sentence region) when no line of it is quoted
@@ -521,7 +524,7 @@ def error_regions(text: str, *, head_chars: int, tail_chars: int) -> list[Region
             and _QUOTING_RE.search(opening.group()) is None
         ):
             regions.append(Region(0, min(head_end, opening.end() + OPENING_REACH)))
-        lead = _LEAD_RE.match(head)
+        lead = _SENTENCE_LEAD_RE.match(head)
         regions.append(Region(0, head_end, lead.end() if lead is not None else 0))
     if size > head_end and tail_chars <= 0:
         return regions

@@ -202,3 +202,11 @@ def test_a_reply_that_starts_by_quoting_an_error_quotes_an_error(reply):
 )
 def test_an_error_with_quotes_of_its_own_or_a_plain_answer_quotes_no_error(reply):
     assert quotes_an_error(reply, head_chars=500) is False
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [("429 额度已用尽，请充值后再试。", "quota"), ("403 您的账户已欠费，请充值后重试。", "quota")],
+)
+def test_a_bare_status_then_a_provider_sentence_takes_the_sentence_s_category(reply, category):
+    assert category_of(reply) == category
