@@ -449,11 +449,11 @@ BUILTINS: list[dict] = [
     _builtin(
         "request-too-large",
         "Request too large",
-        "regex:request.too.large|token limit",
+        'regex:request.too.large|model token limit|"token limit"',
         "context_length",
         False,
         26,
-        '"Request too large for model", request_too_large, "exceeded model token limit".',
+        '"Request too large for model", request_too_large, "exceeded model token limit", a bare "token limit" message.',
     ),
     _builtin(
         "context-length-zh", "上下文长度超限", "regex:上下文长度|长度超", "context_length", False, 26, "上下文长度超限."

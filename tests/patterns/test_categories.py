@@ -210,3 +210,9 @@ def test_an_error_with_quotes_of_its_own_or_a_plain_answer_quotes_no_error(reply
 )
 def test_a_bare_status_then_a_provider_sentence_takes_the_sentence_s_category(reply, category):
     assert category_of(reply) == category
+
+
+def test_a_token_limit_that_is_not_the_model_s_is_not_called_context_length():
+    assert (
+        category_of("Error: You have exceeded your monthly token limit, please upgrade your plan.") != "context_length"
+    )
