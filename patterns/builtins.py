@@ -71,7 +71,7 @@ BUILTINS: list[dict] = [
     _builtin(
         "empty-response",
         "Empty model response",
-        "regex:empty response|content was empty",
+        "regex:(?:the model returned an )?empty response|content was empty",
         "incomplete",
         True,
         12,
@@ -410,6 +410,15 @@ BUILTINS: list[dict] = [
         "Anthropic's not_found_error: the model named in the request is unknown.",
     ),
     _builtin(
+        "no-channel-zh",
+        "分组下模型无可用渠道",
+        "regex:分组 ?\\S+ ?下模型 ?\\S+ ?无可用渠道",
+        "model_not_found",
+        False,
+        24,
+        'new-api\'s "分组 default 下模型 gpt-4o 无可用渠道": no channel serves that model.',
+    ),
+    _builtin(
         "model-not-found-zh",
         "模型不存在 / 无可用渠道",
         "regex:模型不存在|无可用渠道|模型[^\\n]{0,20}?(?:不可用|未找到|下线)",
@@ -454,6 +463,15 @@ BUILTINS: list[dict] = [
         False,
         26,
         '"Request too large for model", request_too_large, "exceeded model token limit", a bare "token limit" message.',
+    ),
+    _builtin(
+        "exceeds-context-size",
+        "Request exceeds the context size",
+        "regex:(?:the )?request exceeds the available context",
+        "context_length",
+        False,
+        26,
+        'llama.cpp\'s "the request exceeds the available context size".',
     ),
     _builtin(
         "context-length-zh", "上下文长度超限", "regex:上下文长度|长度超", "context_length", False, 26, "上下文长度超限."

@@ -168,6 +168,9 @@ def test_a_minimax_base_resp_body_is_an_error_with_its_message_s_category(reply,
         ("Rate limited after 3 retries", "rate_limit"),
         ("Max parallel request limit reached for key abc123: 2 in flight", "rate_limit"),
         ("Error: llama runner process has terminated: exit status 2", "server_error"),
+        ("分组 vip 下模型 claude-x 无可用渠道（distributor）", "model_not_found"),
+        ("the request exceeds the available context size. try a larger context", "context_length"),
+        ("The model returned an empty response.", "incomplete"),
     ],
 )
 def test_a_provider_wording_without_a_status_gets_its_own_category(reply, category):
