@@ -286,14 +286,17 @@ _OPENING = (
     + r")"
 )
 
-#: A quotation opened after a word inside an opening ('Q: What does "Error: …', 'That `RateLimitError:',
-#: 'Glossary entry — `{"error": …', '问：“relay error'): the reply quotes an error to explain it. A quote
-#: right after a key's colon ('Error { code: "ThrottlingException"') is part of the error itself, and so
-#: are a quoted URL (Go's 'Post "https://…": …') and single quotes (Python's "<class 'x.Error'>").
-_QUOTING = r"\pL[\s：(（—–-]+(?:[`“「]|\"(?:[^h]|$))"
+#: A quote mark opened after a word (group 1 is the mark): 'Q: What does "Error: …', 'That
+#: `RateLimitError:', 'Glossary entry — `{"error": …', '问：“relay error'. A quote right after a key's
+#: colon ('Error { code: "ThrottlingException"') is part of an error, and so are a quoted URL (Go's
+#: 'Post "https://…": …') and single quotes (Python's "<class 'x.Error'>"); a quote that closes
+#: again before the error's opening ends names something ('Agent "researcher" failed: …').
+_QUOTE_MARK = r"\pL[\s：(（—–-]+([`“「\"])"
+#: The closing mark of each opening mark that differs from it.
+_CLOSING_MARKS = {"“": "”", "「": "」"}
 
 #: The start of a reply that quotes something after a few words; group 1 is the quote mark.
-_QUOTE_START = r"^[^\n]{0,60}?\pL[\s：(（—–-]+([`“「\"])"
+_QUOTE_START = r"^[^\n]{0,60}?" + _QUOTE_MARK
 
 #: What follows a label when the line is a glossary entry or an explanation.
 _DEFINITION = r"\s*(?:指|是指|表示|意思是|即|means?\b|refers? to|occurs? when|happens? when|is (?:an?|the|when|what)\b)"
@@ -453,7 +456,7 @@ def _vocabulary(source: str):
 
 _OPENING_RE = _vocabulary(_OPENING)
 _DEFINITION_RE = _vocabulary(_DEFINITION)
-_QUOTING_RE = _vocabulary(_QUOTING)
+_QUOTE_MARK_RE = _vocabulary(_QUOTE_MARK)
 _QUOTE_START_RE = _vocabulary(_QUOTE_START)
 _SENTENCE_LEAD_RE = _vocabulary(_SENTENCE_LEAD)
 _TAIL_LEAD_RE = _vocabulary(_TAIL_LEAD)
@@ -521,7 +524,7 @@ def error_regions(text: str, *, head_chars: int, tail_chars: int) -> list[Region
         if (
             opening is not None
             and _DEFINITION_RE.match(text[opening.end() : opening.end() + 40]) is None
-            and _QUOTING_RE.search(opening.group()) is None
+            and not _quotes_inside(opening.group())
         ):
             regions.append(Region(0, min(head_end, opening.end() + OPENING_REACH)))
         lead = _SENTENCE_LEAD_RE.match(head)
@@ -546,15 +549,34 @@ def error_regions(text: str, *, head_chars: int, tail_chars: int) -> list[Region
     return regions
 
 
+def _still_open(mark: str, inside: str) -> bool:
+    """True when a quotation opened by ``mark`` is not closed in ``inside`` (the text after the
+    mark) and is not a quoted URL. A straight quote or backtick closes a quoted name when it
+    ends a word and a space follows ('"researcher" failed'), not inside JSON ('{"error": …')."""
+    if mark == '"' and inside[:4].lower() == "http":
+        return False
+    closing = _CLOSING_MARKS.get(mark)
+    if closing is not None:
+        return closing not in inside
+    return re.search(r"\w" + re.escape(mark) + r"\s", inside) is None
+
+
+def _quotes_inside(opening: str) -> bool:
+    """True when an error opening holds a quotation opened after a word that is still open at its
+    end ('Q: What does "Error code:'): the reply quotes the error to talk about it."""
+    return any(_still_open(found.group(1), opening[found.end(1) :]) for found in _QUOTE_MARK_RE.finditer(opening))
+
+
 def quotes_an_error(text: str | None, *, head_chars: int) -> bool:
     """True when the reply starts by quoting an error after a few words (pure; SPEC §3.3).
 
     'Q: What does "Error code: 429 …" mean?', 'That `RateLimitError: …` message comes
     from …', '排查结论：`Error code: 429 …`', '问：“relay error …” 是什么意思？': a word, a quote
     mark or backtick within the first line's first 60 characters, and right inside it an
-    error opening (:data:`_OPENING`). Such a reply is an answer about an error, whichever
-    signal judges it; the learned model's verdict yields to it (SPEC §3.3a). A quoted URL
-    (Go's 'Post "https://…": …') is not a quotation.
+    error opening (:data:`_OPENING`) that the quotation does not close. Such a reply is an
+    answer about an error, whichever signal judges it; the learned model's verdict yields to
+    it (SPEC §3.3a). A quoted URL (Go's 'Post "https://…": …') is not a quotation, nor is a
+    quoted name ('Agent "researcher" failed: Error code: 429 …').
     """
     if not text:
         return False
@@ -563,9 +585,8 @@ def quotes_an_error(text: str | None, *, head_chars: int) -> bool:
     if quote is None:
         return False
     inside = head[quote.end(1) :]
-    if quote.group(1) == '"' and inside[:4].lower() == "http":
-        return False
-    return _OPENING_RE.search(inside) is not None
+    opening = _OPENING_RE.search(inside)
+    return opening is not None and _still_open(quote.group(1), opening.group())
 
 
 #: How much text after a phrase :func:`sentence_goes_on` reads.

@@ -41,6 +41,8 @@ def test_a_reply_that_quotes_an_error_after_a_few_words_is_an_answer_about_it(re
         ('Error { code: "ThrottlingException", message: "Too many requests, please wait" }', "rate_limit"),
         ('Post "https://api.example.com/v1/chat/completions": context deadline exceeded', "timeout"),
         ('Get "http://127.0.0.1:11434/api/tags": read tcp 10.0.0.2:5000: connection reset by peer', "network"),
+        ("Agent \"researcher\" failed: Error code: 429 - {'error': {'message': 'Rate limit reached'}}", "rate_limit"),
+        ("Tool `web_search` failed: HTTP 503: Service Unavailable", "server_error"),
     ],
 )
 def test_a_quote_that_belongs_to_the_error_itself_still_opens_it(reply, category):
@@ -199,6 +201,7 @@ def test_a_reply_that_starts_by_quoting_an_error_quotes_an_error(reply):
         'Post "https://api.example.com/v1/chat": context deadline exceeded',
         'Error { code: "ThrottlingException", message: "Too many requests" }',
         "<class 'botocore.exceptions.EventStreamError'>: An error occurred (throttlingException)",
+        'Agent "researcher" failed: Error code: 429 - {"error": {"message": "Rate limit reached"}}',
         'I renamed the "Export" button and shipped it.',
         "",
     ],
