@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import bisect
 import logging
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -231,15 +232,24 @@ LONG_PHRASE_CHARS = 30
 #: A few leading symbols (emoji, brackets, bullets, bold marks) but no quote,
 #: backtick or blockquote: a quoted or fenced error is an answer about an error.
 _LEAD = r"[^\pL\pN`\"“'>\n]{0,6}"
+#: Where a provider sentence may start: after the lead and a bare 4xx/5xx status ("429 余额不足，请充值。").
+_SENTENCE_LEAD = _LEAD + r"(?:[45]\d\d[ :：-]+)?"
 
 #: An error label in any dress: up to two words, a token ending in an error noun,
 #: up to two qualifiers ("from X", "in thread", a status code, "(…)"; not "handling"), closing marks, then ":", a newline, "(" or ",":
 #: "Error:", "[Error]:", "**Error:**", "API Error (", "Upstream error from X:",
-#: "openai.RateLimitError:", "错误：", "[Agent运行错误]:", "Something went wrong:".
-_LABEL = (
-    r"(?:[\pL\[]\S* ){0,2}[\pL\pN._\[{\"':,]*?(?:error|exception|failure|detail|错误|失败|ошибка|wrong)"
+#: "openai.RateLimitError:", "错误：", "[Agent运行错误]:", "Something went wrong:". A bare "detail"
+#: needs ":", "(" or a newline: "… test client: list, detail, create" is a list, not a label.
+_QUALIFIERS = (
     r"(?: (?:from|in|on|at|while|calling|during|for|occurred|details?|message|code|text|response|type)\b"
-    r"(?: [^\s:：]+)?| \d{3}\b| \([^)\n]{0,40}\)){0,2}[\"\]*]* ?[:：\n(，,]"
+    r"(?: [^\s:：]+)?| \d{3}\b| \([^)\n]{0,40}\)){0,2}[\"\]*]* ?"
+)
+_LABEL = (
+    r"(?:[\pL\[]\S* ){0,2}[\pL\pN._\[{\"':,]*?(?:(?:error|exception|failure|错误|失败|ошибка|wrong)"
+    + _QUALIFIERS
+    + r"[:：\n(，,]|detail"
+    + _QUALIFIERS
+    + r"[:：\n(])"
 )
 #: Exception names of any suffix: a dotted path ending in a CamelCase name
 #: ("google.api_core.exceptions.ResourceExhausted:", "httpx.ReadTimeout:") or a
@@ -248,10 +258,11 @@ _EXCEPTION = (
     r"(?-i:(?:[a-z_]\w*\.)+[A-Z]\w*|[A-Z]\w*(?:Error|Exception|Exhausted|Timeout|Exceeded|Unavailable|Denied"
     r"|NotFound|Failure))[:(]"
 )
-#: Retry and transport wrappers (hermes-agent, SDKs, LangChain, axios, urllib3).
+#: Retry and transport wrappers (hermes-agent, SDKs, LangChain, axios, urllib3, Go's net/http:
+#: 'Post "https://…": context deadline exceeded').
 _WRAPPER = (
     r"(?:\w+ ){0,3}failed after \d+ \w+[:.]|invalid api response|retrying \S+ in|request failed with"
-    r"|\w*pool\(|❌|✕|✖|⛔|🚫"
+    r"|\w*pool\(|❌|✕|✖|⛔|🚫|(?:get|post|put|patch|delete) \"https?://[^\"\s]{1,200}\":"
 )
 #: Status lines: "HTTP 429:", "status code: 429,", "状态码：503", "Error code: 400 -",
 #: "unexpected status 403 Forbidden:", "429 RESOURCE_EXHAUSTED.", "503 Service Unavailable",
@@ -261,8 +272,8 @@ _STATUS = (
     r"(?-i:(?: [A-Z][\w-]*)*) ?(?:[^\s\pL]|$)"
     r"|\[?[45]\d\d(?:(?-i: [A-Z_]{4,})\b|(?-i:(?: [A-Z][\w-]*)+) ?(?:[^\s\pL]|$)| (?:provider returned|too many))"
 )
-#: Error bodies printed as JSON or as a Python dict ({"error": …, {'detail': …).
-_BODY = r"[\[{](?s:.){0,30}?[\"'](?:error|detail)[\"']\s*:"
+#: Error bodies printed as JSON or as a Python dict ({"error": …, {'detail': …, MiniMax's {"base_resp": …).
+_BODY = r"[\[{](?s:.){0,30}?[\"'](?:error|detail|base_resp)[\"']\s*:"
 
 #: The opening of a reply that is an error, after an optional "Something: " prefix.
 _OPENING = (
@@ -274,6 +285,18 @@ _OPENING = (
     + "|".join((_LABEL, _EXCEPTION, _WRAPPER, _STATUS, _BODY))
     + r")"
 )
+
+#: A quote mark opened after a word (group 1 is the mark): 'Q: What does "Error: …', 'That
+#: `RateLimitError:', 'Glossary entry — `{"error": …', '问：“relay error'. A quote right after a key's
+#: colon ('Error { code: "ThrottlingException"') is part of an error, and so are a quoted URL (Go's
+#: 'Post "https://…": …') and single quotes (Python's "<class 'x.Error'>"); a quote that closes
+#: again before the error's opening ends names something ('Agent "researcher" failed: …').
+_QUOTE_MARK = r"\pL[\s：(（—–-]+([`“「\"])"
+#: The closing mark of each opening mark that differs from it.
+_CLOSING_MARKS = {"“": "”", "「": "」"}
+
+#: The start of a reply that quotes something after a few words; group 1 is the quote mark.
+_QUOTE_START = r"^[^\n]{0,60}?" + _QUOTE_MARK
 
 #: What follows a label when the line is a glossary entry or an explanation.
 _DEFINITION = r"\s*(?:指|是指|表示|意思是|即|means?\b|refers? to|occurs? when|happens? when|is (?:an?|the|when|what)\b)"
@@ -300,7 +323,7 @@ _CONNECTOR = (
 #: Verbs of prose inside the rest of a short sentence.
 _PROSE = (
     r"\b(?:is|are|was|were|be|been|means?|can|should|will|would|could|may|might|do|does|did|has|have|had"
-    r"|happens?|occurs?|because|since|which|who|yesterday|today|now|also|just|still|already|we|our|i|my)\b"
+    r"|happens?|occurs?|because|since|which|who|yesterday|today|now|also|just|still|already|we|our|i|my|vs|versus)\b"
     r"|的|时|是|会|可以|通常|我们|已经"
 )
 #: How provider messages go on after a sentence ends.
@@ -314,6 +337,19 @@ _DETAIL = r"(?:" + _GOES_ON + r"|[\d\"'“{\[(<]|https?:|(?-i:[A-Z]{2,})|sk-|\S*
 _SENTENCE_END = r"\s*(?:\z|请|您|[.!。！?？,，;；…]+\s*(?:\z|" + _GOES_ON + r")|[(（\[]|[:：]\s*" + _DETAIL + r")"
 #: The rest of the phrase's sentence (a few words, no line break), before its end.
 _SENTENCE_REST = r"[^\n.!?。！？,，;；:：(（\[]{1,100}"
+
+
+#: A head that names this many different 4xx/5xx statuses is a reference about statuses (a
+#: glossary, a table, "400 Invalid Format, 401 Authentication Fails, 402 …"), not one error.
+STATUS_REFERENCE_CODES = 3
+#: A 4xx/5xx number standing alone (not inside a word, an id or a decimal). Python's re: the
+#: lookarounds are one character wide, so the scan stays linear.
+_STATUS_NUMBER_RE = re.compile(r"(?<![\w.])[45]\d\d(?![\w.])")
+
+
+def _names_many_statuses(head: str) -> bool:
+    """True when ``head`` names at least :data:`STATUS_REFERENCE_CODES` different 4xx/5xx statuses."""
+    return len(set(_STATUS_NUMBER_RE.findall(head))) >= STATUS_REFERENCE_CODES
 
 
 # --- compiling ----------------------------------------------------------------------------
@@ -420,7 +456,9 @@ def _vocabulary(source: str):
 
 _OPENING_RE = _vocabulary(_OPENING)
 _DEFINITION_RE = _vocabulary(_DEFINITION)
-_LEAD_RE = _vocabulary(_LEAD)
+_QUOTE_MARK_RE = _vocabulary(_QUOTE_MARK)
+_QUOTE_START_RE = _vocabulary(_QUOTE_START)
+_SENTENCE_LEAD_RE = _vocabulary(_SENTENCE_LEAD)
 _TAIL_LEAD_RE = _vocabulary(_TAIL_LEAD)
 _TAIL_BLOCK_RE = _vocabulary(_TAIL_BLOCK)
 _CONNECTOR_RE = _vocabulary(_CONNECTOR)
@@ -459,27 +497,37 @@ def error_regions(text: str, *, head_chars: int, tail_chars: int) -> list[Region
 
     * the reply is the error: it starts (after a few symbols, and optionally
       a "Something: " prefix) with an opening of the vocabulary above, not
-      followed by a definition: the opening and up to :data:`OPENING_REACH`
-      characters after it, within the head window;
+      followed by a definition and not quoted inside the opening (a word,
+      then a quote mark or backtick: 'Q: What does "Error: …'): the opening
+      and up to :data:`OPENING_REACH` characters after it, within the head
+      window;
     * the reply is one provider sentence: the head window, as a sentence
-      region (the pattern must start it);
+      region (the pattern must start it, after a few symbols and a bare
+      4xx/5xx status: "429 余额不足，请充值。");
     * an error ends the reply: a line in the tail window that starts with a
       strong opening and runs with only continuation lines to the end, and
       the last paragraph (as a sentence region) when no line of it is quoted
       or fenced; neither when the text before it ends with ":" (an
       introduced quote).
 
-    The tail window is scanned only when the reply is longer than the head.
+    The head opens neither of the first two when it names
+    :data:`STATUS_REFERENCE_CODES` or more different 4xx/5xx statuses (a
+    reference about statuses, not one error). The tail window is scanned only
+    when the reply is longer than the head.
     """
     size = len(text)
     head_end = min(size, max(0, head_chars))
     regions: list[Region] = []
-    if head_end:
+    if head_end and not _names_many_statuses(text[:head_end]):
         head = text[:head_end]
         opening = _OPENING_RE.search(head)
-        if opening is not None and _DEFINITION_RE.match(text[opening.end() : opening.end() + 40]) is None:
+        if (
+            opening is not None
+            and _DEFINITION_RE.match(text[opening.end() : opening.end() + 40]) is None
+            and not _quotes_inside(opening.group())
+        ):
             regions.append(Region(0, min(head_end, opening.end() + OPENING_REACH)))
-        lead = _LEAD_RE.match(head)
+        lead = _SENTENCE_LEAD_RE.match(head)
         regions.append(Region(0, head_end, lead.end() if lead is not None else 0))
     if size > head_end and tail_chars <= 0:
         return regions
@@ -499,6 +547,46 @@ def error_regions(text: str, *, head_chars: int, tail_chars: int) -> list[Region
             lead = _TAIL_LEAD_RE.match(text[para : para + 10])
             regions.append(Region(para, size, para + (lead.end() if lead is not None else 0)))
     return regions
+
+
+def _still_open(mark: str, inside: str) -> bool:
+    """True when a quotation opened by ``mark`` is not closed in ``inside`` (the text after the
+    mark) and is not a quoted URL. A straight quote or backtick closes a quoted name when it
+    ends a word and a space follows ('"researcher" failed'), not inside JSON ('{"error": …')."""
+    if mark == '"' and inside[:4].lower() == "http":
+        return False
+    closing = _CLOSING_MARKS.get(mark)
+    if closing is not None:
+        return closing not in inside
+    return re.search(r"\w" + re.escape(mark) + r"\s", inside) is None
+
+
+def _quotes_inside(opening: str) -> bool:
+    """True when an error opening holds a quotation opened after a word that is still open at its
+    end ('Q: What does "Error code:'): the reply quotes the error to talk about it."""
+    return any(_still_open(found.group(1), opening[found.end(1) :]) for found in _QUOTE_MARK_RE.finditer(opening))
+
+
+def quotes_an_error(text: str | None, *, head_chars: int) -> bool:
+    """True when the reply starts by quoting an error after a few words (pure; SPEC §3.3).
+
+    'Q: What does "Error code: 429 …" mean?', 'That `RateLimitError: …` message comes
+    from …', '排查结论：`Error code: 429 …`', '问：“relay error …” 是什么意思？': a word, a quote
+    mark or backtick within the first line's first 60 characters, and right inside it an
+    error opening (:data:`_OPENING`) that the quotation does not close. Such a reply is an
+    answer about an error, whichever signal judges it; the learned model's verdict yields to
+    it (SPEC §3.3a). A quoted URL (Go's 'Post "https://…": …') is not a quotation, nor is a
+    quoted name ('Agent "researcher" failed: Error code: 429 …').
+    """
+    if not text:
+        return False
+    head = text[: max(0, head_chars)]
+    quote = _QUOTE_START_RE.search(head)
+    if quote is None:
+        return False
+    inside = head[quote.end(1) :]
+    opening = _OPENING_RE.search(inside)
+    return opening is not None and _still_open(quote.group(1), opening.group())
 
 
 #: How much text after a phrase :func:`sentence_goes_on` reads.

@@ -21,6 +21,7 @@ from threadpoolctl import threadpool_limits
 
 from patterns.classifier import (
     CATEGORY_C,
+    CATEGORY_CLASS_WEIGHT,
     DIGITS,
     ERROR_C,
     HEAD_CHARS,
@@ -84,7 +85,7 @@ def _fit(rows: list[dict]):
     categories = [rows[i]["category"] or "other" for i in error_rows]
     category_model = None
     if len(set(categories)) > 1:
-        category_model = LogisticRegression(C=CATEGORY_C, max_iter=2000)
+        category_model = LogisticRegression(C=CATEGORY_C, max_iter=2000, class_weight=CATEGORY_CLASS_WEIGHT)
         category_model.fit(matrix[error_rows], categories)
     else:
         category_model = categories[0]

@@ -23,6 +23,7 @@ import time
 from patterns.classifier import model_judge
 from patterns.corpus import corpus_rows_load, extra_rows_load, family_folds, ordinary_rows_load
 from patterns.detector import default_weights_load
+from patterns.matching import quotes_an_error
 from patterns.training import detector_fit, threshold_choose, weights_export
 from tests.bench.quality import HEAD_CHARS, OWN_SET_PATH, TAIL_CHARS, builtin_matcher, load_labelled, sample_path
 
@@ -30,15 +31,15 @@ K, SEED = 5, 7
 
 
 def _verdicts(rows, weights, threshold):
-    """Per row: (pattern category or None, model category or None)."""
+    """Per row: (pattern category or None, model category or None). The model's verdict yields
+    to a reply that starts by quoting an error, as in production (``patterns.detector``)."""
     matcher = builtin_matcher()
     out = []
     for row in rows:
         found = matcher.detect(row["text"], head_chars=HEAD_CHARS, tail_chars=TAIL_CHARS)
         verdict = model_judge(weights, row["text"])
-        out.append(
-            (row, found.category if found else None, verdict.category if verdict.probability >= threshold else None)
-        )
+        flagged = verdict.probability >= threshold and not quotes_an_error(row["text"], head_chars=HEAD_CHARS)
+        out.append((row, found.category if found else None, verdict.category if flagged else None))
     return out
 
 

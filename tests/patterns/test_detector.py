@@ -106,3 +106,10 @@ def test_the_shipped_model_does_not_judge_an_ordinary_answer_failed(text):
 
 def test_the_default_weights_file_ships_with_the_package():
     assert DEFAULT_WEIGHTS_PATH.exists() and DEFAULT_WEIGHTS_PATH.parent.name == "data"
+
+
+def test_the_model_s_verdict_yields_to_a_reply_that_quotes_an_error():
+    detector_store(weights=dict(default_weights_load(), threshold=0.000001, version="eager"))
+    quoted = "问：“" + ERROR + "” 是什么意思？\n答：上游繁忙，稍后再试。"
+    assert model_detect(ERROR) is not None
+    assert model_score(quoted) is not None and model_detect(quoted) is None

@@ -1,0 +1,224 @@
+"""Kinds of category and precision mistakes the built-ins and the detector used to make
+(SPEC §3.2, §3.3; issue 15): one test per kind, judged by the shipped built-ins."""
+
+import pytest
+
+from patterns.matching import quotes_an_error
+from tests.bench.quality import builtin_matcher
+
+
+def judge(reply, *, tail=800):
+    return builtin_matcher().detect(reply, head_chars=500, tail_chars=tail)
+
+
+def category_of(reply):
+    found = judge(reply)
+    return None if found is None else found.category
+
+
+# --- precision: answers about errors -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Q: What does \"Error code: 429 - {'error': {'message': 'Rate limit reached'}}\" mean?\n"
+        "A: The provider is throttling the caller; space the calls out.",
+        "That `RateLimitError: Error code: 429 - {'error': {'message': 'slow down'}}` message comes from the "
+        "provider, not from your code.",
+        'Glossary entry — `{"type":"error","error":{"type":"not_found_error"}}`: the model name is wrong.',
+        "问：“relay error (channel #2): 当前分组上游负载已饱和，请稍后再试” 是什么意思？\n答：上游繁忙，稍后再试。",
+        "The error you pasted (`OpenAI error: Error code: 400 - {'error': {'message': 'moderation'}}`) is harmless.",
+    ],
+)
+def test_a_reply_that_quotes_an_error_after_a_few_words_is_an_answer_about_it(reply):
+    assert judge(reply) is None
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [
+        ('Error { code: "ThrottlingException", message: "Too many requests, please wait" }', "rate_limit"),
+        ('Post "https://api.example.com/v1/chat/completions": context deadline exceeded', "timeout"),
+        ('Get "http://127.0.0.1:11434/api/tags": read tcp 10.0.0.2:5000: connection reset by peer', "network"),
+        ("Agent \"researcher\" failed: Error code: 429 - {'error': {'message': 'Rate limit reached'}}", "rate_limit"),
+        ("Tool `web_search` failed: HTTP 503: Service Unavailable", "server_error"),
+    ],
+)
+def test_a_quote_that_belongs_to_the_error_itself_still_opens_it(reply, category):
+    assert category_of(reply) == category
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Our gateway returns these error codes: 400 Bad Request, 401 Authentication Fails, "
+        "429 Too Many Requests, 503 Server Overloaded.",
+        "HTTP 状态码速查：400 请求错误，401 未认证，408 请求超时，500 服务器内部错误。",
+    ],
+)
+def test_a_head_that_names_three_different_statuses_is_a_reference_not_an_error(reply):
+    assert judge(reply) is None
+
+
+def test_an_error_that_repeats_its_own_status_is_still_an_error():
+    assert category_of('HTTP 429: {"error": {"code": 429, "status": 429, "message": "Rate limit"}}') == "rate_limit"
+
+
+def test_a_comparison_of_two_statuses_is_prose():
+    assert judge("502 vs 504: 502 Bad Gateway means the proxy got a bad answer; 504 means none came.") is None
+
+
+def test_detail_in_a_list_is_not_an_error_label():
+    assert judge("Wrote 5 view tests with the client: list, detail, update, and the 404 case.") is None
+
+
+# --- categories: the body's cause ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "[API Error: Resource has been exhausted (e.g. check quota).]",
+        "429 Resource has been exhausted (e.g. check quota).",
+        '✕ [API Error: [{ "error": { "code": 429, "message": "Resource exhausted. Please try again later." } }]]',
+    ],
+)
+def test_google_s_resource_exhausted_is_a_rate_limit(reply):
+    assert category_of(reply) == "rate_limit"
+
+
+def test_one_api_s_saturated_upstream_is_overloaded_whatever_code_it_carries():
+    reply = (
+        "Error code: 429 - {'error': {'message': '当前分组上游负载已饱和，请稍后再试', "
+        "'type': 'insufficient_quota', 'code': 'insufficient_quota'}}"
+    )
+    assert category_of(reply) == "overloaded"
+
+
+def test_too_many_tokens_with_a_request_to_wait_is_a_rate_limit():
+    assert category_of("API Error (429 Too many tokens, please wait before trying again.)") == "rate_limit"
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Error code: 413 - {'error': {'message': 'Request too large for model `m` on tokens per minute (TPM): "
+        "Limit 6000, Requested 9000.', 'code': 'rate_limit_exceeded'}}",
+        'Error: {"type":"error","error":{"type":"request_too_large","message":"Request exceeds the maximum size."}}',
+        "Error code: 400 - {'error': {'message': 'Invalid request: Your request exceeded model token limit: 8192'}}",
+    ],
+)
+def test_a_request_too_large_for_the_model_is_context_length_even_when_coded_as_a_rate_limit(reply):
+    assert category_of(reply) == "context_length"
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Error code: 400 - {'error': {'message': 'Model Not Exist', 'type': 'invalid_request_error'}}",
+        "Error code: 400 - {'error': {'message': 'The model `old-8k` has been decommissioned.'}}",
+        'API call failed after 3 retries: {"type":"error","error":{"type":"not_found_error","message":"model: x"}}',
+    ],
+)
+def test_a_missing_or_retired_model_in_a_400_body_is_model_not_found(reply):
+    assert category_of(reply) == "model_not_found"
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "ValueError: No generation chunks were returned",
+        "stream disconnected before completion: stream closed before response.completed",
+        "❌ Error: Invalid response from the model: finish_reason=length, content was empty.",
+    ],
+)
+def test_an_empty_or_cut_short_answer_is_incomplete(reply):
+    assert category_of(reply) == "incomplete"
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "You have reached your specified API usage limits. You will regain access on 2027-01-01 at 00:00 UTC.",
+        "您的账户已欠费，请充值后重试。",
+    ],
+)
+def test_a_spending_cap_or_an_overdue_account_is_quota(reply):
+    assert category_of(reply) == "quota"
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [
+        ('{"base_resp":{"status_code":1027,"status_msg":"output new_sensitive"}}', "content_filter"),
+        ('{"base_resp":{"status_code":1004,"status_msg":"login fail: carry the API secret key"}}', "auth"),
+        ('{"base_resp":{"status_code":1039,"status_msg":"token limit"}}', "context_length"),
+    ],
+)
+def test_a_minimax_base_resp_body_is_an_error_with_its_message_s_category(reply, category):
+    assert category_of(reply) == category
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [
+        (
+            'API error occurred: Status 429 {"message":"Service tier capacity exceeded for this model."}',
+            "overloaded",
+        ),
+        ("Rate limited after 3 retries", "rate_limit"),
+        ("Max parallel request limit reached for key abc123: 2 in flight", "rate_limit"),
+        ("Error: llama runner process has terminated: exit status 2", "server_error"),
+        ("分组 vip 下模型 claude-x 无可用渠道（distributor）", "model_not_found"),
+        ("the request exceeds the available context size. try a larger context", "context_length"),
+        ("The model returned an empty response.", "incomplete"),
+    ],
+)
+def test_a_provider_wording_without_a_status_gets_its_own_category(reply, category):
+    assert category_of(reply) == category
+
+
+# --- a reply that starts by quoting an error (both signals) ------------------------------------
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        'Q: What does "Error code: 429 - rate limited" mean?\nA: Slow down.',
+        "That `openai.APITimeoutError: Request timed out.` message comes from the client.",
+        "排查结论：`Error code: 429 - {'message': 'Request was rejected due to rate limiting'}` 昨晚出现过两次。",
+        "问：“relay error (channel #5): 上游繁忙” 是什么意思？",
+    ],
+)
+def test_a_reply_that_starts_by_quoting_an_error_quotes_an_error(reply):
+    assert quotes_an_error(reply, head_chars=500) is True
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        'Post "https://api.example.com/v1/chat": context deadline exceeded',
+        'Error { code: "ThrottlingException", message: "Too many requests" }',
+        "<class 'botocore.exceptions.EventStreamError'>: An error occurred (throttlingException)",
+        'Agent "researcher" failed: Error code: 429 - {"error": {"message": "Rate limit reached"}}',
+        'I renamed the "Export" button and shipped it.',
+        "",
+    ],
+)
+def test_an_error_with_quotes_of_its_own_or_a_plain_answer_quotes_no_error(reply):
+    assert quotes_an_error(reply, head_chars=500) is False
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [("429 额度已用尽，请充值后再试。", "quota"), ("403 您的账户已欠费，请充值后重试。", "quota")],
+)
+def test_a_bare_status_then_a_provider_sentence_takes_the_sentence_s_category(reply, category):
+    assert category_of(reply) == category
+
+
+def test_a_token_limit_that_is_not_the_model_s_is_not_called_context_length():
+    assert (
+        category_of("Error: You have exceeded your monthly token limit, please upgrade your plan.") != "context_length"
+    )
