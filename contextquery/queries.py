@@ -21,10 +21,21 @@ whatever its answer — a server fault included.
 
 What makes it cheap, measured by ``make bench`` (``tests/bench/bench_context.py``):
 
-* Statements are SQL written once below, not built by the ORM per query: one
-  SELECT of the token with its visit and run; then, in one transaction with
-  one commit, the budget UPDATE, one or two SELECTs of the target and the
-  audit INSERT. (Output and path: four statements; meta ALL: five.)
+* Statements are SQL written once below, not built by the ORM per query.
+  SQLite: one SELECT of the token with its visit and run; then, in one
+  transaction with one commit, the budget UPDATE, one or two SELECTs of the
+  target and the audit INSERT (output and path: four statements; meta ALL:
+  five). PostgreSQL: one statement reads the token, counts the query against
+  the budget when the token is live and reads the target row the body names
+  (:data:`_TOKEN_TAKE_SQL_PG`); then the audit INSERT — two statements that
+  commit on their own, without waiting for the disk
+  (:data:`project.transactions.NO_DISK_WAIT_SQL`), on a server-side binding
+  cursor whose statements the server prepares once per connection
+  (:func:`_cursor`). A crash of the database server can lose the last
+  fraction of a second of counts and audit rows; concurrent queries never
+  get past the budget.
+* SQLite's WAL checkpoints run in a thread beside the requests
+  (:mod:`project.wal`), so no query pays one.
 * Scope is one bit test: a visit stores its ancestor set when it is
   registered (``Visit.ancestry``, :func:`paths.ancestry_of`), so no query
   reads the run's visits to find it; a path query reads the ancestors only,
@@ -32,8 +43,9 @@ What makes it cheap, measured by ``make bench`` (``tests/bench/bench_context.py`
 * Meta reads the thinking, tool calls and todo list kept on the visit row as
   logs arrive (``Visit.meta_content``, :func:`meta_kept`, up to
   :data:`MAX_KEPT_ENTRIES`); ``kind`` ALL and larger visits read the logs.
-  Path graphs and cut meta answers are kept per process (a visit's
-  ancestors never change and its logs only grow).
+  Path graphs and cut meta answers are kept per process, encoded as the
+  JSON the endpoint sends (a visit's ancestors never change and its logs
+  only grow).
 * A body that passes a strict check of its types and bounds
   (:func:`fields_fast`) skips the DRF serializer; anything else goes to the
   serializer, which then decides and words the 422.
