@@ -524,7 +524,7 @@ def context_query(*, endpoint: Endpoint, raw_token: str | None, client: str | No
         # the answer's row, so a body that is certainly valid is read first
         # (its faults are still answered in their place below).
         spend = endpoint.spends_query_budget and connection.vendor == "postgresql"
-        early = _fields_early(endpoint.endpoint, body) if spend else None
+        early = _fields_early(endpoint.endpoint, body) if spend and raw_token else None
         hint = endpoint.target_hint(early[1]) if early is not None else None
         reader = reader_authenticate(raw=raw_token, spend=spend, hint=hint)
     except Exception as exc:  # before authentication: nothing to count or audit
@@ -575,11 +575,17 @@ def context_query(*, endpoint: Endpoint, raw_token: str | None, client: str | No
     return answer
 
 
+#: A body read before the token is checked is at most this long (a context
+#: query's body is a few hundred bytes), so a caller without a token never
+#: makes the server parse a large one.
+EARLY_BODY_MAX_BYTES = 4096
+
+
 def _fields_early(endpoint: str, body: bytes) -> tuple[dict, dict] | None:
-    """``(body object, fields)`` when ``body`` is certainly valid for
+    """``(body object, fields)`` when ``body`` is short and certainly valid for
     ``endpoint`` (:func:`fields_fast`), else None (then it is parsed and
     judged in its place in the order of checks)."""
-    if endpoint not in BODY_KEYS:
+    if endpoint not in BODY_KEYS or len(body) > EARLY_BODY_MAX_BYTES:
         return None
     try:
         parsed = parse_json_bytes(body) if body.strip() else {}

@@ -2,6 +2,7 @@
 the answer and the rules of SPEC §4.5 while doing less work per request."""
 
 import importlib
+import json
 import re
 from datetime import timedelta
 
@@ -253,3 +254,16 @@ def test_a_token_at_its_lifetime_cap_is_not_slid_by_every_query(flyback, issue, 
     with CaptureQueriesContext(connection) as captured:
         assert ask("output", raw, body).status_code == 200
     assert _token_slides(captured) == 0
+
+
+@pytest.mark.postgresql_only
+def test_a_long_body_is_read_only_after_the_token_and_gets_the_same_answer(flyback, issue, ask):
+    raw = issue(flyback.by["C2"])
+    body = {"runId": flyback.run.run_id, "nodeId": "B"}
+    short = ask("output", raw, body)
+    padded = (json.dumps(body) + " " * queries.EARLY_BODY_MAX_BYTES).encode()
+    with CaptureQueriesContext(connection) as captured:
+        long = ask("output", raw, raw=padded)
+    assert (long.status_code, long.json()) == (short.status_code, short.json())
+    # The token's statement reads no target; the answer's own SELECT does.
+    assert _statements(captured) == ["WITH", "SELECT", "INSERT"]
