@@ -4,8 +4,9 @@ Measures each context query's p50 over real HTTP on the bench database while
 it holds the probe run only, then fills it with ``gen_load_data`` (10,000 runs
 × 200 visits with ``--scale``, 50 runs otherwise) and measures again: each
 p50 should stay within 1.5× of its one-run figure. Then prints the plan of
-every statement the endpoints run (token by hash, budget update, token slide,
-visits of a run, logs of a visit, output by key, audit insert) plus the
+every statement the endpoints run (token by hash or, on PostgreSQL, token,
+budget and target in one; budget update; token slide; a node's latest visit;
+ancestors; logs of a visit; visit by uuid; audit insert) plus the
 recording API's visit by uuid, so a missing index shows as a full scan.
 
 ``make bench-scale`` wants PostgreSQL (``DATABASE_URL``); on SQLite the
@@ -23,15 +24,16 @@ from tests.bench import support
 TARGET_RATIO = 1.5
 QUERIES = ("path", "output", "output field", "meta ALL", "auth floor")
 _LABELS = [
-    (r'FROM "contextquery_contexttoken" .*"token_hash" =', "token by hash"),
+    (r"^WITH t AS", "token, budget and target (PostgreSQL)"),
+    (r'"token_hash" =', "token by hash"),
     (r'^UPDATE "contextquery_visit" SET "query_count"', "budget update"),
     (r'^UPDATE "contextquery_contexttoken"', "token slide (update)"),
     (r'FROM "contextquery_contexttoken"', "token slide (capped)"),
     (r'^INSERT INTO "contextquery_contextread"', "audit insert"),
     (r'FROM "contextquery_visitlog"', "logs of a visit"),
-    (r'FROM "contextquery_visit" WHERE "contextquery_visit"."run_id" =', "visits of a run (scope)"),
-    (r'FROM "contextquery_visit" WHERE "contextquery_visit"."id" =', "visit output by key"),
-    (r'WHERE "contextquery_visit"."visit_uuid" =', "visit by uuid"),
+    (r'"parent_uuids", "hop_kinds"\s+FROM "contextquery_visit"', "ancestors of a visit (path)"),
+    (r'ORDER BY "iter_seq" DESC LIMIT 1', "latest visit of a node (output, meta)"),
+    (r'"visit_uuid" =', "visit by uuid"),
 ]
 
 
@@ -68,17 +70,17 @@ def statements(access: support.ProbeAccess) -> list[str]:
                     request = factory.post(
                         path, body, content_type="application/json", HTTP_X_CONTEXT_TOKEN=access.token
                     )
-                    view.as_view()(request).render()
+                    view.as_view()(request)
             Visit.objects.filter(visit_uuid=access.probe.visit_uuid).select_related("run").first()
     for query in captured.captured_queries:
-        if query["sql"] not in found and not query["sql"].startswith(("SAVEPOINT", "RELEASE", "BEGIN")):
+        if query["sql"] not in found and not query["sql"].startswith(("SAVEPOINT", "RELEASE", "BEGIN", "COMMIT")):
             found.append(query["sql"])
     return found
 
 
 def label(sql: str) -> str:
     for pattern, name in _LABELS:
-        if re.search(pattern, sql):
+        if re.search(pattern, sql.strip(), re.S):
             return name
     return sql[:40]
 
