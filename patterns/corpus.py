@@ -92,9 +92,10 @@ def ordinary_rows_load() -> tuple[list[dict], list[dict]]:
 
 
 def training_fold_rows_load() -> list[dict]:
-    """The rows the shipped model is tuned and trained on: the corpus folds and the ordinary
-    answers' folds (never a held-out part). Both are split into leave-source-out folds together."""
-    return labelled_rows_load(FOLDS_PATH) + ordinary_rows_load()[0]
+    """The rows the shipped model is tuned and trained on: the corpus folds of both batches and
+    the ordinary answers' folds (never a held-out part). All are split into leave-source-out folds
+    together."""
+    return labelled_rows_load(FOLDS_PATH) + corpus2_rows_load()[0] + ordinary_rows_load()[0]
 
 
 def extra_rows_load() -> list[dict]:

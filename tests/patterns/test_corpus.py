@@ -148,6 +148,6 @@ def test_no_ordinary_answer_repeats_a_corpus_or_old_tuning_text_or_id(corpus, or
     assert not {row["text"].strip() for row in rows} & {row["text"].strip() for row in others}
 
 
-def test_training_folds_are_the_corpus_folds_and_the_ordinary_folds_never_a_held_out_part(corpus, ordinary):
+def test_training_folds_are_both_batches_folds_and_the_ordinary_folds_never_a_held_out_part(corpus, corpus2, ordinary):
     ids = {row["id"] for row in training_fold_rows_load()}
-    assert ids == {row["id"] for row in corpus[0] + ordinary[0]}
+    assert ids == {row["id"] for row in corpus[0] + corpus2[0] + ordinary[0]}
