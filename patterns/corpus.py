@@ -25,6 +25,9 @@ REPO = Path(__file__).resolve().parents[1]
 CORPUS_DIR = REPO / "tests" / "data" / "corpus"
 FOLDS_PATH = CORPUS_DIR / "folds.jsonl"
 HELDOUT_PATH = CORPUS_DIR / "heldout.jsonl"
+#: The second batch of the corpus (new sources), split with its own seed before anything used it.
+FOLDS2_PATH = CORPUS_DIR / "folds-2.jsonl"
+HELDOUT2_PATH = CORPUS_DIR / "heldout-2.jsonl"
 #: Ordinary answers (what nearly every production reply is): non-errors only, split the same way.
 ORDINARY_FOLDS_PATH = CORPUS_DIR / "ordinary-folds.jsonl"
 ORDINARY_HELDOUT_PATH = CORPUS_DIR / "ordinary-heldout.jsonl"
@@ -38,6 +41,8 @@ EXTRA_PATHS = (
 HELDOUT_SEED = 20261201
 #: The seed of the ordinary answers' held-out draw (fixed once, before any choice was made on them).
 ORDINARY_HELDOUT_SEED = 20261202
+#: The seed of the second batch's held-out draw (fixed once, before any training or evaluation on it).
+HELDOUT2_SEED = 20261203
 #: Share of rows (drawn as whole families) in the held-out part.
 HELDOUT_SHARE = 0.25
 
@@ -69,6 +74,12 @@ def corpus_rows_load() -> tuple[list[dict], list[dict]]:
     return labelled_rows_load(FOLDS_PATH), labelled_rows_load(HELDOUT_PATH)
 
 
+def corpus2_rows_load() -> tuple[list[dict], list[dict]]:
+    """``(folds rows, held-out rows)`` of the corpus's second batch (SPEC §3.3a): new sources,
+    split by HELDOUT2_SEED. Missing files give empty lists (a wheel without the tests)."""
+    return tuple(labelled_rows_load(path) if path.exists() else [] for path in (FOLDS2_PATH, HELDOUT2_PATH))
+
+
 def ordinary_rows_load() -> tuple[list[dict], list[dict]]:
     """``(folds rows, held-out rows)`` of the ordinary answers (SPEC §3.3a): every row a non-error,
     marked ``ordinary: True`` (training weighs them ORDINARY_WEIGHT, the threshold caps their
@@ -81,9 +92,10 @@ def ordinary_rows_load() -> tuple[list[dict], list[dict]]:
 
 
 def training_fold_rows_load() -> list[dict]:
-    """The rows the shipped model is tuned and trained on: the corpus folds and the ordinary
-    answers' folds (never a held-out part). Both are split into leave-source-out folds together."""
-    return labelled_rows_load(FOLDS_PATH) + ordinary_rows_load()[0]
+    """The rows the shipped model is tuned and trained on: the corpus folds of both batches and
+    the ordinary answers' folds (never a held-out part). All are split into leave-source-out folds
+    together."""
+    return labelled_rows_load(FOLDS_PATH) + corpus2_rows_load()[0] + ordinary_rows_load()[0]
 
 
 def extra_rows_load() -> list[dict]:
@@ -155,6 +167,11 @@ def corpus_freeze() -> tuple[int, int]:
     return _freeze(FOLDS_PATH, HELDOUT_PATH, seed=HELDOUT_SEED)
 
 
+def corpus2_freeze() -> tuple[int, int]:
+    """Re-split the corpus's second batch with HELDOUT2_SEED (see :func:`_freeze`)."""
+    return _freeze(FOLDS2_PATH, HELDOUT2_PATH, seed=HELDOUT2_SEED)
+
+
 def ordinary_freeze() -> tuple[int, int]:
     """Re-split the ordinary answers with ORDINARY_HELDOUT_SEED (see :func:`_freeze`)."""
     return _freeze(ORDINARY_FOLDS_PATH, ORDINARY_HELDOUT_PATH, seed=ORDINARY_HELDOUT_SEED)
@@ -163,3 +180,4 @@ def ordinary_freeze() -> tuple[int, int]:
 if __name__ == "__main__":  # pragma: no cover - a maintenance step, run once when the corpus grows
     print("folds, held-out rows:", corpus_freeze())
     print("ordinary folds, held-out rows:", ordinary_freeze())
+    print("second batch folds, held-out rows:", corpus2_freeze())

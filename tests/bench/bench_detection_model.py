@@ -1,13 +1,15 @@
 """The second signal, leave-source-out (SPEC §3.3a).
 
-Rows of ``tests/data/corpus/folds.jsonl`` and of the ordinary answers'
-``ordinary-folds.jsonl`` are grouped by family into 5 folds together (seeded),
+Rows of ``tests/data/corpus/folds.jsonl``, of the second batch's ``folds-2.jsonl``
+and of the ordinary answers' ``ordinary-folds.jsonl`` are grouped by family into
+5 folds together (seeded),
 as ``train_detector`` does; for each fold the model is trained on the other
 folds plus the older labelled sets (``tests/data``) and judges the fold. The shipped patterns are
 judged as they are. Three ways are scored: patterns alone, model alone, and
 both (patterns first, the model on replies no pattern matched), pooled over
-the folds and on the frozen held-out part (judged by the shipped default
-model, which is trained on all folds and the older sets, never on held-out).
+the folds (and per batch) and on the frozen held-out parts — the first batch's,
+the second batch's ("held-out 2") and both pooled — judged by the shipped default
+model, which is trained on all folds and the older sets, never on held-out.
 The ordinary answers (non-errors only) get their own table: the share of them
 each way flags (the false-positive rate production sees, since nearly every
 reply is an ordinary answer), on the folds (out-of-fold) and on their frozen
@@ -21,7 +23,7 @@ import random
 import time
 
 from patterns.classifier import model_judge
-from patterns.corpus import corpus_rows_load, extra_rows_load, family_folds, ordinary_rows_load
+from patterns.corpus import corpus2_rows_load, corpus_rows_load, extra_rows_load, family_folds, ordinary_rows_load
 from patterns.detector import default_weights_load
 from patterns.matching import quotes_an_error
 from patterns.training import detector_fit, threshold_choose, weights_export
@@ -70,7 +72,7 @@ def _table(name, judged):
     lines = []
     for which in ("patterns", "model", "both"):
         precision, recall, category, tp, fp, fn = _score(judged, which)
-        lines.append(f"{name:<22} {which:<9} {precision:9.3f} {recall:7.3f} {category:9.3f} {tp:4d} {fp:4d} {fn:4d}")
+        lines.append(f"{name:<26} {which:<9} {precision:9.3f} {recall:7.3f} {category:9.3f} {tp:4d} {fp:4d} {fn:4d}")
     return lines
 
 
@@ -85,8 +87,9 @@ def _ordinary_table(name, judged):
 def quality_tables(*, heldout: bool = True) -> str:
     """The quality tables; ``heldout=False`` leaves the frozen parts out (for work on the folds)."""
     corpus_folds, heldout_rows = corpus_rows_load()
+    corpus2_folds, heldout2_rows = corpus2_rows_load()
     ordinary_folds, ordinary_heldout = ordinary_rows_load()
-    fold_rows = corpus_folds + ordinary_folds
+    fold_rows = corpus_folds + corpus2_folds + ordinary_folds
     extra = extra_rows_load()
     folds = family_folds(fold_rows, k=K, seed=SEED)
     fold_weights = []
@@ -101,16 +104,25 @@ def quality_tables(*, heldout: bool = True) -> str:
     for fold, weights in zip(folds, fold_weights, strict=True):
         judged_folds += _verdicts(fold, weights, threshold)
     default = default_weights_load()
-    header = f"{'rows':<22} {'signal':<9} {'precision':>9} {'recall':>7} {'category':>9} {'tp':>4} {'fp':>4} {'fn':>4}"
+    header = f"{'rows':<26} {'signal':<9} {'precision':>9} {'recall':>7} {'category':>9} {'tp':>4} {'fp':>4} {'fn':>4}"
     lines = [
         f"threshold chosen leave-source-out on the folds: {threshold:.4f} (shipped default: {default['threshold']:.4f})",
         header,
     ]
     judged_corpus = [verdict for verdict in judged_folds if not verdict[0].get("ordinary")]
     judged_ordinary = [verdict for verdict in judged_folds if verdict[0].get("ordinary")]
-    lines += _table(f"folds ({len(corpus_folds)}, pooled)", judged_corpus)
+    second = {row["id"] for row in corpus2_folds}
+    lines += _table(f"folds ({len(corpus_folds) + len(corpus2_folds)}, pooled)", judged_corpus)
+    lines += _table(f"folds 1 ({len(corpus_folds)})", [v for v in judged_corpus if v[0]["id"] not in second])
+    lines += _table(f"folds 2 ({len(corpus2_folds)})", [v for v in judged_corpus if v[0]["id"] in second])
     if heldout:
-        lines += _table(f"held-out ({len(heldout_rows)})", _verdicts(heldout_rows, default, default["threshold"]))
+        judged_heldout = _verdicts(heldout_rows, default, default["threshold"])
+        judged_heldout2 = _verdicts(heldout2_rows, default, default["threshold"])
+        lines += _table(f"held-out ({len(heldout_rows)})", judged_heldout)
+        lines += _table(f"held-out 2 ({len(heldout2_rows)})", judged_heldout2)
+        lines += _table(
+            f"held-out, both parts ({len(heldout_rows) + len(heldout2_rows)})", judged_heldout + judged_heldout2
+        )
     for name, path in (("sample*", sample_path()), ("own set*", OWN_SET_PATH)):
         rows = [dict(r, isError=r["label"] == "error") for r in load_labelled(path)]
         lines += _table(f"{name} ({len(rows)})", _verdicts(rows, default, default["threshold"]))

@@ -6,7 +6,9 @@ import pytest
 
 from patterns.corpus import (
     CATEGORY_KEYS,
+    HELDOUT2_SEED,
     ORDINARY_HELDOUT_SEED,
+    corpus2_rows_load,
     corpus_rows_load,
     extra_rows_load,
     family_folds,
@@ -71,6 +73,43 @@ def test_family_folds_keep_each_family_in_one_fold(corpus):
 
 
 @pytest.fixture(scope="module")
+def corpus2():
+    return corpus2_rows_load()
+
+
+def test_the_second_batch_holds_at_least_one_hundred_and_sixty_rows_two_in_five_negatives(corpus2):
+    rows = corpus2[0] + corpus2[1]
+    assert len(rows) >= 160
+    assert sum(not row["isError"] for row in rows) >= 0.4 * len(rows)
+
+
+def test_the_second_batch_rows_are_labelled_like_the_first(corpus2):
+    for row in corpus2[0] + corpus2[1]:
+        assert row["source"].startswith("https://") and row["family"].strip(), row["id"]
+        assert row["lang"] == ("zh" if re.search(r"[\u4e00-\u9fff]", row["text"]) else "en"), row["id"]
+        if row["isError"]:
+            assert row["category"] in CATEGORY_KEYS and isinstance(row["retryable"], bool), row["id"]
+        else:
+            assert row["category"] is None and row["retryable"] is None, row["id"]
+
+
+def test_the_second_batch_held_out_part_is_the_seeded_draw_over_its_families(corpus2):
+    folds, heldout = corpus2
+    assert not {row["family"] for row in folds} & {row["family"] for row in heldout}
+    assert heldout_families_draw(folds + heldout, seed=HELDOUT2_SEED) == {row["family"] for row in heldout}
+
+
+def test_the_second_batch_shares_no_family_id_or_text_with_the_first_or_the_old_sets(corpus, corpus2):
+    first = corpus[0] + corpus[1]
+    second = corpus2[0] + corpus2[1]
+    assert len({row["id"] for row in second}) == len(second)
+    assert not {row["family"] for row in first} & {row["family"] for row in second}
+    assert not {row["id"] for row in first} & {row["id"] for row in second}
+    old = {row["text"].strip() for row in first + extra_rows_load()}
+    assert not [row["id"] for row in second if row["text"].strip() in old]
+
+
+@pytest.fixture(scope="module")
 def ordinary():
     return ordinary_rows_load()
 
@@ -109,6 +148,6 @@ def test_no_ordinary_answer_repeats_a_corpus_or_old_tuning_text_or_id(corpus, or
     assert not {row["text"].strip() for row in rows} & {row["text"].strip() for row in others}
 
 
-def test_training_folds_are_the_corpus_folds_and_the_ordinary_folds_never_a_held_out_part(corpus, ordinary):
+def test_training_folds_are_both_batches_folds_and_the_ordinary_folds_never_a_held_out_part(corpus, corpus2, ordinary):
     ids = {row["id"] for row in training_fold_rows_load()}
-    assert ids == {row["id"] for row in corpus[0] + ordinary[0]}
+    assert ids == {row["id"] for row in corpus[0] + corpus2[0] + ordinary[0]}
