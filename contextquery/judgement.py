@@ -28,8 +28,8 @@ from contextquery import tokens
 from contextquery.canvas import canvas_node
 from contextquery.models import Visit, VisitStatus
 from patterns import marks
-from patterns.detection import count_hit, detect
-from patterns.detector import model_detect, model_score
+from patterns.detection import count_hit, detect, model_decision
+from patterns.detector import model_score
 from patterns.matching import Detection
 from patterns.models import RETRYABLE_CATEGORIES, Category, JudgedReply
 from project.errors import Conflict, Invalid
@@ -301,7 +301,7 @@ def _judge(visit, status, output, final_text, error, agent: AgentResult | None) 
             DecidedBy.PATTERN,
         )
     # 5a. SUCCESS whose reply the detection model calls a failed LLM call (SPEC §3.3a).
-    verdict = model_detect(final_text) if final_text and final_text.strip() else None
+    verdict = model_decision(final_text) if final_text and final_text.strip() else None
     if verdict is not None:
         quote = final_text[:REASON_QUOTE_CHARS]
         reason = f'The agent reply looks like a failed LLM call (model score {verdict.probability:.2f}): "{quote}"'

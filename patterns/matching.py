@@ -727,13 +727,18 @@ class Matcher:
             windows.append(Region(max(0, size - tail_chars), size))
         return windows
 
-    def _candidates(self, text: str, head_chars: int, tail_chars: int) -> list[tuple[_Rule, Any, list, list]]:
+    def _candidates(
+        self, text: str, head_chars: int, tail_chars: int, *, placed: bool = True
+    ) -> list[tuple[_Rule, Any, list, list]]:
         found_by_group = []
+        windows = self._windows(text, head_chars, tail_chars)
         for group, places in (
-            (self._anywhere, self._windows(text, head_chars, tail_chars) if len(self._anywhere) else []),
+            (self._anywhere, windows if len(self._anywhere) else []),
             (
                 self._error,
-                error_regions(text, head_chars=head_chars, tail_chars=tail_chars) if len(self._error) else [],
+                (error_regions(text, head_chars=head_chars, tail_chars=tail_chars) if placed else windows)
+                if len(self._error)
+                else [],
             ),
         ):
             folded_places = []
@@ -763,10 +768,10 @@ class Matcher:
         """Every enabled pattern that matches, best ``(priority, id)`` first (SPEC §3.4)."""
         return list(self._iter_matches(text, head_chars=head_chars, tail_chars=tail_chars))
 
-    def _iter_matches(self, text, *, head_chars, tail_chars):
+    def _iter_matches(self, text, *, head_chars, tail_chars, placed=True):
         if is_blank(text) or not len(self):
             return
-        for rule, matcher, places, folded_places in self._candidates(text, head_chars, tail_chars):
+        for rule, matcher, places, folded_places in self._candidates(text, head_chars, tail_chars, placed=placed):
             span = self._span(matcher, text, places, folded_places)
             if span is not None:
                 yield Detection(
@@ -792,6 +797,13 @@ class Matcher:
         what a blank reply is, see :func:`blank_detection`).
         """
         return next(self._iter_matches(text, head_chars=head_chars, tail_chars=tail_chars), None)
+
+    def name(self, text: str | None, *, head_chars: int, tail_chars: int) -> Detection | None:
+        """The best ``(priority, id)`` pattern whose words appear anywhere in the
+        head or tail window, whatever its scope, or None: what names the category
+        of a reply already judged a failed call by other means (SPEC §3.3a: the
+        model decides *that* it failed, the provider's words say *how*)."""
+        return next(self._iter_matches(text, head_chars=head_chars, tail_chars=tail_chars, placed=False), None)
 
 
 def compile_patterns(rules: Iterable[Any]) -> Matcher:

@@ -33,22 +33,26 @@ K, SEED = 5, 7
 
 
 def _verdicts(rows, weights, threshold):
-    """Per row: (pattern category or None, model category or None). The model's verdict yields
-    to a reply that starts by quoting an error, as in production (``patterns.detector``)."""
+    """Per row: (row, pattern category or None, model category or None, the model's verdict
+    named as production names it or None). The model's verdict yields to a reply that starts
+    by quoting an error, and its category, when the model decides, is the first pattern's whose
+    words appear anywhere in the windows, as in production (``patterns.detection.model_decision``)."""
     matcher = builtin_matcher()
     out = []
     for row in rows:
         found = matcher.detect(row["text"], head_chars=HEAD_CHARS, tail_chars=TAIL_CHARS)
         verdict = model_judge(weights, row["text"])
         flagged = verdict.probability >= threshold and not quotes_an_error(row["text"], head_chars=HEAD_CHARS)
-        out.append((row, found.category if found else None, verdict.category if flagged else None))
+        named = matcher.name(row["text"], head_chars=HEAD_CHARS, tail_chars=TAIL_CHARS) if flagged else None
+        by_model = verdict.category if flagged else None
+        out.append((row, found.category if found else None, by_model, named.category if named else by_model))
     return out
 
 
 def _score(judged, which):
     tp = fp = fn = right = 0
-    for row, by_pattern, by_model in judged:
-        said = {"patterns": by_pattern, "model": by_model, "both": by_pattern or by_model}[which]
+    for row, by_pattern, by_model, by_model_named in judged:
+        said = {"patterns": by_pattern, "model": by_model, "both": by_pattern or by_model_named}[which]
         if row["isError"]:
             if said is None:
                 fn += 1

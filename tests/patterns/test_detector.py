@@ -8,8 +8,11 @@ import pytest
 from django.core.management import call_command
 
 from patterns import detector
+from patterns.classifier import ModelVerdict
+from patterns.detection import model_verdict_named
 from patterns.detector import DEFAULT_WEIGHTS_PATH, default_weights_load, detector_store, model_detect, model_score
 from patterns.models import DetectorModel
+from tests.bench.quality import builtin_matcher
 from tests.factories import JudgedReplyFactory
 
 pytestmark = pytest.mark.django_db
@@ -113,3 +116,27 @@ def test_the_model_s_verdict_yields_to_a_reply_that_quotes_an_error():
     quoted = "问：“" + ERROR + "” 是什么意思？\n答：上游繁忙，稍后再试。"
     assert model_detect(ERROR) is not None
     assert model_score(quoted) is not None and model_detect(quoted) is None
+
+
+PROSE_NAMING_A_RATE_LIMIT = (
+    "I tried three times and got nothing useful back; the upstream kept mentioning a rate limit "
+    "for my key, so the summary you asked for is not written."
+)
+
+
+def test_pattern_words_outside_an_error_region_name_the_category_but_decide_nothing():
+    matcher = builtin_matcher()
+    assert matcher.detect(PROSE_NAMING_A_RATE_LIMIT, head_chars=500, tail_chars=800) is None
+    named = matcher.name(PROSE_NAMING_A_RATE_LIMIT, head_chars=500, tail_chars=800)
+    assert (named.key, named.category) == ("rate-limit", "rate_limit")
+
+
+def test_a_model_verdict_takes_the_category_of_the_pattern_whose_words_appear_in_the_reply():
+    verdict = ModelVerdict(probability=0.93, category="other", retryable=False)
+    named = model_verdict_named(PROSE_NAMING_A_RATE_LIMIT, verdict)
+    assert (named.category, named.retryable, named.probability) == ("rate_limit", True, 0.93)
+
+
+def test_a_model_verdict_keeps_its_own_category_when_no_pattern_words_appear():
+    verdict = ModelVerdict(probability=0.93, category="timeout", retryable=True)
+    assert model_verdict_named("The assistant produced nothing further for this step.", verdict) == verdict
