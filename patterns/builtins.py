@@ -252,6 +252,15 @@ BUILTINS: list[dict] = [
         "DashScope's InternalError.Algo.DataInspectionFailed: the input or output failed its content check.",
     ),
     _builtin(
+        "blocked-for-safety",
+        "Blocked for safety (Gemini)",
+        "regex:(?:finish|block)_?reason[\"']?\\s*:\\s*[\"']?(?:safety|prohibited_content|blocklist|spii)\\b",
+        "content_filter",
+        False,
+        20,
+        'Gemini\'s "blockReason": "SAFETY" or "finishReason": "SAFETY": the answer was withheld.',
+    ),
+    _builtin(
         "inappropriate-content",
         "Inappropriate or flagged content",
         "regex:inappropriate|moderation|flagged|sensitive content",
@@ -800,6 +809,15 @@ BUILTINS: list[dict] = [
         True,
         32,
         '"You are past the per minute request limit", "40 API calls / minute", RequestLimitExceeded.',
+    ),
+    _builtin(
+        "trial-key-limited",
+        "Trial key limited",
+        "regex:(?:you are using a )?trial key, which is limited",
+        "rate_limit",
+        True,
+        32,
+        'Cohere\'s "You are using a Trial key, which is limited to 40 API calls / minute".',
     ),
     _builtin(
         "frequency-limit-zh",

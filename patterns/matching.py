@@ -283,8 +283,17 @@ _STATUS = (
     r"|<[45]\d\d> ?(?-i:[A-Z]\w*[.:])"
 )
 #: Error bodies printed as JSON or as a Python dict ({"error": …, {'detail': …, MiniMax's {"base_resp": …,
-#: Baidu's {"error_code": …, "error_msg": …).
-_BODY = r"[\[{](?s:.){0,30}?[\"'](?:error(?:_code|_msg)?|detail|base_resp)[\"']\s*:"
+#: Baidu's {"error_code": …, "error_msg": …), a body whose "message" is an error ('{"message":"API error
+#: occurred: Status 429 …'), and Gemini's answer blocked for safety ('{"promptFeedback": {"blockReason":
+#: "SAFETY"', '"finishReason": "SAFETY"'; a "STOP" finish is an answer).
+_BODY = (
+    r"[\[{](?s:.){0,30}?[\"'](?:error(?:_code|_msg)?|detail|base_resp)[\"']\s*:"
+    r"|\{\s*[\"']message[\"']\s*:\s*[\"'](?:"
+    + _LABEL
+    + "|"
+    + _STATUS
+    + r")|[\[{](?s:.){0,80}?[\"'](?:finish|block)_?reason[\"']\s*:\s*[\"'](?-i:SAFETY|PROHIBITED_CONTENT|BLOCKLIST|SPII)\b"
+)
 
 #: A log line's source prefix (loguru's "app.llm:ask_tool:260 - "), optional.
 _LOG_PREFIX = r"(?:[\w.]+:\w+:\d+ - )?"

@@ -377,3 +377,38 @@ def test_wrappers_log_prefixes_and_error_code_bodies_open_an_error(reply, catego
 )
 def test_prose_about_an_error_or_a_success_status_is_no_error(reply):
     assert judge(reply) is None
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [
+        ('{"message":"API error occurred: Status 503 Body {\\"message\\":\\"Service unavailable\\"}"}', "server_error"),
+        ('{"message": "Error: too many requests, slow down", "status": 429}', "rate_limit"),
+    ],
+)
+def test_a_json_body_whose_message_is_an_error_opens_an_error(reply, category):
+    assert category_of(reply) == category
+
+
+def test_a_json_body_whose_message_is_ordinary_text_is_no_error():
+    assert judge('{"message": "Saved. The rate limit for this export is 10 per day.", "ok": true}') is None
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        '{"promptFeedback": {"blockReason": "SAFETY"}}',
+        '{"candidates": [{"finishReason": "PROHIBITED_CONTENT", "index": 0}]}',
+    ],
+)
+def test_gemini_s_answer_blocked_for_safety_is_a_content_filter(reply):
+    assert category_of(reply) == "content_filter"
+
+
+def test_gemini_s_answer_that_finished_normally_is_no_error():
+    assert judge('{"candidates": [{"finishReason": "STOP", "content": {"parts": [{"text": "Hi"}]}}]}') is None
+
+
+def test_cohere_s_trial_key_sentence_is_a_rate_limit():
+    reply = "You are using a Trial key, which is limited to 10 API calls / minute. Upgrade for higher limits."
+    assert category_of(reply) == "rate_limit"
