@@ -239,17 +239,23 @@ _SENTENCE_LEAD = _LEAD + r"(?:[45]\d\d[ :：-]+)?"
 #: up to two qualifiers ("from X", "in thread", a status code, "(…)"; not "handling"), closing marks, then ":", a newline, "(" or ",":
 #: "Error:", "[Error]:", "**Error:**", "API Error (", "Upstream error from X:",
 #: "openai.RateLimitError:", "错误：", "[Agent运行错误]:", "Something went wrong:". A bare "detail"
-#: needs ":", "(" or a newline: "… test client: list, detail, create" is a list, not a label.
+#: needs ":", "(" or a newline: "… test client: list, detail, create" is a list, not a label. A label
+#: that ends with a comma is a lone token ("error, status code: 429", '{"object":"error",'): after
+#: words or a qualifier it is prose ("Reading the error, …", "catch FooException from Bar, …").
 _QUALIFIERS = (
-    r"(?: (?:from|in|on|at|while|calling|during|for|occurred|details?|message|code|text|response|type)\b"
+    r"[\]*]*(?: (?:from|in|on|at|while|calling|during|for|occurred|details?|message|code|text|response|type)\b"
     r"(?: [^\s:：]+)?| \d{3}\b| \([^)\n]{0,40}\)){0,2}[\"\]*]* ?"
 )
+_NOUN = r"(?:error|exception|failure|错误|失败|报错|出错|ошибка|wrong)"
 _LABEL = (
-    r"(?:[\pL\[]\S* ){0,2}[\pL\pN._\[{\"':,]*?(?:(?:error|exception|failure|错误|失败|ошибка|wrong)"
+    r"(?:[\pL\[]\S* ){0,2}[\pL\pN._\[{\"':,]*?(?:"
+    + _NOUN
     + _QUALIFIERS
-    + r"[:：\n(，,]|detail"
+    + r"[:：\n(]|detail"
     + _QUALIFIERS
-    + r"[:：\n(])"
+    + r"[:：\n(])|[\pL\pN._\[{\"':,]*?"
+    + _NOUN
+    + r"[\"\]*]*[，,]"
 )
 #: Exception names of any suffix: a dotted path ending in a CamelCase name
 #: ("google.api_core.exceptions.ResourceExhausted:", "httpx.ReadTimeout:") or a
@@ -259,21 +265,38 @@ _EXCEPTION = (
     r"|NotFound|Failure))[:(]"
 )
 #: Retry and transport wrappers (hermes-agent, SDKs, LangChain, axios, urllib3, Go's net/http:
-#: 'Post "https://…": context deadline exceeded').
+#: 'Post "https://…": context deadline exceeded', "Failed to get response from OpenAI …").
 _WRAPPER = (
     r"(?:\w+ ){0,3}failed after \d+ \w+[:.]|invalid api response|retrying \S+ in|request failed with"
+    r"|failed to get (?:an? )?(?:\w+ )?response from"
     r"|\w*pool\(|❌|✕|✖|⛔|🚫|(?:get|post|put|patch|delete) \"https?://[^\"\s]{1,200}\":"
 )
 #: Status lines: "HTTP 429:", "status code: 429,", "状态码：503", "Error code: 400 -",
-#: "unexpected status 403 Forbidden:", "429 RESOURCE_EXHAUSTED.", "503 Service Unavailable",
-#: but not "HTTP 503 Service Unavailable is what a load balancer returns".
+#: "unexpected status 403 Forbidden:", "429 RESOURCE_EXHAUSTED.", "503 Service Unavailable", a bare
+#: status then a quoted message or a body ('429 "Your team …"', '403 {"error": …'), DashScope's
+#: "<400> InternalError.Algo.DataInspectionFailed:",
+#: but not "HTTP 503 Service Unavailable is what a load balancer returns" nor a success ("HTTP 200, …").
 _STATUS = (
-    r"(?:\w+ )?(?:http\S*|status(?: ?code)?|error(?: code)?|状态码) ?[:：=(]? ?\[?[1-5]\d\d"
+    r"(?:\w+ )?(?:http\S*|status(?: ?code)?|error(?: code)?|状态码) ?[:：=(]? ?\[?[1345]\d\d"
     r"(?-i:(?: [A-Z][\w-]*)*) ?(?:[^\s\pL]|$)"
-    r"|\[?[45]\d\d(?:(?-i: [A-Z_]{4,})\b|(?-i:(?: [A-Z][\w-]*)+) ?(?:[^\s\pL]|$)| (?:provider returned|too many))"
+    r"|\[?[45]\d\d(?:(?-i: [A-Z_]{4,})\b|(?-i:(?: [A-Z][\w-]*)+) ?(?:[^\s\pL]|$)| (?:provider returned|too many)| [\"{])"
+    r"|<[45]\d\d> ?(?-i:[A-Z]\w*[.:])"
 )
-#: Error bodies printed as JSON or as a Python dict ({"error": …, {'detail': …, MiniMax's {"base_resp": …).
-_BODY = r"[\[{](?s:.){0,30}?[\"'](?:error|detail|base_resp)[\"']\s*:"
+#: Error bodies printed as JSON or as a Python dict ({"error": …, {'detail': …, MiniMax's {"base_resp": …,
+#: Baidu's {"error_code": …, "error_msg": …), a body whose "message" is an error ('{"message":"API error
+#: occurred: Status 429 …'), and Gemini's answer blocked for safety ('{"promptFeedback": {"blockReason":
+#: "SAFETY"', '"finishReason": "SAFETY"'; a "STOP" finish is an answer).
+_BODY = (
+    r"[\[{](?s:.){0,30}?[\"'](?:error(?:_code|_msg)?|detail|base_resp)[\"']\s*:"
+    r"|\{\s*[\"']message[\"']\s*:\s*[\"'](?:"
+    + _LABEL
+    + "|"
+    + _STATUS
+    + r")|[\[{](?s:.){0,80}?[\"'](?:finish|block)_?reason[\"']\s*:\s*[\"'](?-i:SAFETY|PROHIBITED_CONTENT|BLOCKLIST|SPII)\b"
+)
+
+#: A log line's source prefix (loguru's "app.llm:ask_tool:260 - "), optional.
+_LOG_PREFIX = r"(?:[\w.]+:\w+:\d+ - )?"
 
 #: The opening of a reply that is an error, after an optional "Something: " prefix.
 _OPENING = (
@@ -281,6 +304,7 @@ _OPENING = (
     + _LEAD
     + r"(?:[^\n:：]{1,40}[:：] ?)?"
     + _LEAD
+    + _LOG_PREFIX
     + r"(?:"
     + "|".join((_LABEL, _EXCEPTION, _WRAPPER, _STATUS, _BODY))
     + r")"
@@ -328,7 +352,7 @@ _PROSE = (
 )
 #: How provider messages go on after a sentence ends.
 _GOES_ON = (
-    r"(?:please|pls\b|try|retry|wait|check|you|your|top up|contact|visit|see\b|for (?:more|details)|learn"
+    r"(?:please|pls\b|try|retry|wait|check|you|your|top up|contact|visit|see\b|for (?:more|details)|learn|either\b"
     r"|request id|upgrade|add\b|go to|switch|likely|send|use\b|reduce|increase|请|您|稍后|详情|如有)"
 )
 #: Details after ":" in a provider message (not a definition: "余额不足：指…").

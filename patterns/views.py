@@ -19,7 +19,7 @@ from project.errors import Conflict, Invalid
 from project.pages import staff_page
 
 #: Every shipped built-in and the first custom patterns fit on the first page.
-PAGE_SIZE = 100
+PAGE_SIZE = 200
 
 
 staff_required = staff_page(gettext_lazy("The pattern pages are for staff users."))

@@ -222,3 +222,193 @@ def test_a_token_limit_that_is_not_the_model_s_is_not_called_context_length():
     assert (
         category_of("Error: You have exceeded your monthly token limit, please upgrade your plan.") != "context_length"
     )
+
+
+# --- the second batch of public replies (folds-2): provider wordings and shapes -----------------
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Error: stream ended without finish_reason",
+        "ValueError: the streaming response ended without a final chunk.",
+        "no content in the Claude response",
+        "The model finished without writing a response. Please try again.",
+    ],
+)
+def test_a_stream_that_ends_without_an_answer_is_incomplete(reply):
+    assert category_of(reply) == "incomplete"
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "The server had an error processing your request. Sorry about that! You can retry your request.",
+        '{"error": {"message": "The server had an error while processing your request.", "type": "invalid"}}',
+        "stream error: An error occurred while processing your request. You can retry your request.",
+    ],
+)
+def test_openai_s_server_had_an_error_sentence_is_a_server_error(reply):
+    assert category_of(reply) == "server_error"
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Return Msg: <400> InternalError.Algo.DataInspectionFailed: Output data may contain sensitive words.",
+        "<400> InternalError.Algo.DataInspectionFailed: the input was refused.",
+    ],
+)
+def test_dashscope_s_data_inspection_failure_is_a_content_filter(reply):
+    assert category_of(reply) == "content_filter"
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Rate limit reached for gpt-4o-mini in organization org-abc on requests per min. Limit: 3 / min.",
+        "Error code: 429 - {'error': {'message': 'Rate limit reached for model `mixtral` in organization `org_x`"
+        " on tokens per day (TPD): Limit 100. Upgrade your billing plan.'}}",
+    ],
+)
+def test_a_rate_limit_reached_for_a_model_in_an_organization_is_a_rate_limit_even_beside_billing(reply):
+    assert category_of(reply) == "rate_limit"
+
+
+def test_too_many_tokens_please_wait_is_a_throttle_not_a_context_limit():
+    reply = "Too many tokens, please wait before trying again.\n\nError: The request was throttled."
+    assert category_of(reply) == "rate_limit"
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "402 This request requires more credits, or fewer max_tokens. You requested up to 8000 tokens.",
+        'Error code: 429 "Your team abc has either used all available credits or reached its monthly spending limit."',
+        "token quota is not enough (request id: 20250101abc)",
+        "Access denied, please make sure your account is in good standing. For details, see the docs.",
+    ],
+)
+def test_credits_spending_limits_and_an_account_not_in_good_standing_are_quota(reply):
+    assert category_of(reply) == "quota"
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [
+        ('403 {"error": {"message": "Your org exceeded current quota, please check billing"}}', "quota"),
+        ('429 "The account is throttled, slow down."', "rate_limit"),
+    ],
+)
+def test_a_bare_status_then_a_quoted_message_or_a_body_opens_an_error(reply, category):
+    assert category_of(reply) == category
+
+
+def test_a_bedrock_model_without_access_is_a_model_not_found():
+    reply = (
+        "botocore.errorfactory.AccessDeniedException: An error occurred (AccessDeniedException) when calling "
+        "the Converse operation: You don't have access to the model with the specified model ID."
+    )
+    assert category_of(reply) == "model_not_found"
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "An error occurred (ServiceUnavailableException) when calling the InvokeModel operation: try later.",
+        "Converse failed after 3 attempts: ModelNotReadyException: the model is not ready to serve requests.",
+    ],
+)
+def test_bedrock_s_service_unavailable_and_model_not_ready_are_overloaded(reply):
+    assert category_of(reply) == "overloaded"
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [
+        ("Input is too large to process. Either enable context shift or increase the context.", "context_length"),
+        ("模型调用报错：Input prompt (9000 tokens) is too long and exceeds limit of 4096", "context_length"),
+        ("RuntimeError: Requested tokens (5000) exceed context window of 4096", "context_length"),
+        ("too many tokens: total number of tokens in the prompt cannot exceed 2048 - received 3000.", "context_length"),
+    ],
+)
+def test_local_servers_prompt_too_long_sentences_are_context_length(reply, category):
+    assert category_of(reply) == category
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [
+        ("Your API key has expired. Please create a new key to continue.", "auth"),
+        ("invalid api token", "auth"),
+        ('{"error": {"code": "AccessDenied", "message": "You cannot use this resource."}}', "auth"),
+        ("[TencentCloudSDKException] code:AuthFailure.SecretIdNotFound message:密钥不存在", "auth"),
+        ("[TencentCloudSDKException] code:RequestLimitExceeded message:请求的次数超过了频率限制。", "rate_limit"),
+        ("You are past the per minute request limit, please wait and try again later.", "rate_limit"),
+    ],
+)
+def test_expired_keys_refused_access_and_request_limits_get_their_category(reply, category):
+    assert category_of(reply) == category
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [
+        ("Failed to get response from Anthropic error, status code: 502, message: Bad Gateway", "server_error"),
+        ("app.llm:ask:120 - API error: Request timed out.", "timeout"),
+        ("第 3 步执行出错：app.agent:run:88 - API error: Request timed out.", "timeout"),
+        ('Error: pull failed: Get "https://registry.example.com/v2/": dial tcp: lookup x: no such host', "network"),
+        ('{"error_code":336100,"error_msg":"Invalid API key"}', "auth"),
+        ('{"error_code":336003,"error_msg":"the first message role must be user"}', "other"),
+    ],
+)
+def test_wrappers_log_prefixes_and_error_code_bodies_open_an_error(reply, category):
+    assert category_of(reply) == category
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Reading the error, the balance is too small for a long reply; raise max_tokens only after topping up.",
+        "Suggested change: catch ThrottlingException from Converse, back off and retry, so a rate limit never "
+        "fails the test.",
+        "Seen in the log: HTTP 200, no finish reason, an empty response body; retrying a second later works.",
+    ],
+)
+def test_prose_about_an_error_or_a_success_status_is_no_error(reply):
+    assert judge(reply) is None
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [
+        ('{"message":"API error occurred: Status 503 Body {\\"message\\":\\"Service unavailable\\"}"}', "server_error"),
+        ('{"message": "Error: too many requests, slow down", "status": 429}', "rate_limit"),
+    ],
+)
+def test_a_json_body_whose_message_is_an_error_opens_an_error(reply, category):
+    assert category_of(reply) == category
+
+
+def test_a_json_body_whose_message_is_ordinary_text_is_no_error():
+    assert judge('{"message": "Saved. The rate limit for this export is 10 per day.", "ok": true}') is None
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        '{"promptFeedback": {"blockReason": "SAFETY"}}',
+        '{"candidates": [{"finishReason": "PROHIBITED_CONTENT", "index": 0}]}',
+    ],
+)
+def test_gemini_s_answer_blocked_for_safety_is_a_content_filter(reply):
+    assert category_of(reply) == "content_filter"
+
+
+def test_gemini_s_answer_that_finished_normally_is_no_error():
+    assert judge('{"candidates": [{"finishReason": "STOP", "content": {"parts": [{"text": "Hi"}]}}]}') is None
+
+
+def test_cohere_s_trial_key_sentence_is_a_rate_limit():
+    reply = "You are using a Trial key, which is limited to 10 API calls / minute. Upgrade for higher limits."
+    assert category_of(reply) == "rate_limit"
