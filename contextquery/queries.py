@@ -812,7 +812,7 @@ def path_query(*, reader: Reader, encoded: bool = False) -> dict | EncodedJSON:
     the graph (and its JSON) is made once per process and visit (:data:`_PATHS_MADE`).
     """
     cfg = tokens.config()
-    key = (reader.visit_uuid, cfg["MAX_PATHS"], cfg["MAX_PATH_DEPTH"])
+    key = (reader.visit_id, reader.visit_uuid, cfg["MAX_PATHS"], cfg["MAX_PATH_DEPTH"])
     with _MADE_LOCK:
         made = _PATHS_MADE.get(key)
         if made is not None:
@@ -824,7 +824,10 @@ def path_query(*, reader: Reader, encoded: bool = False) -> dict | EncodedJSON:
     return made[1] if encoded else copy.deepcopy(made[0])
 
 
-#: Path graphs made by this process: ``(visit_uuid, MAX_PATHS, MAX_PATH_DEPTH)`` → (answer, its JSON).
+#: Path graphs made by this process: ``(visit pk, visit_uuid, MAX_PATHS, MAX_PATH_DEPTH)`` → (answer, its
+#: JSON). The primary key is in the key because a uuid alone can come back: an
+#: engine may register a visitUuid again once the run that held it was deleted
+#: (``purge_runs``, the admin), and a primary key is never given out twice.
 _PATHS_MADE: OrderedDict = OrderedDict()
 #: How many answers each of the per-process memories keeps (least recently used go first).
 _MADE_SIZE = 128
@@ -1102,9 +1105,11 @@ def meta_query(
     return answer_bytes if encoded else copy.deepcopy(answer)
 
 
-#: Meta answers made by this process: ``(visit_uuid, log_count, kind, max_bytes)``
-#: → ``(answer, its JSON)``. A visit's logs are only ever added, so its log
-#: count versions the content exactly; an entry is never stale, only evicted.
+#: Meta answers made by this process: ``(visit pk, visit_uuid, log_count, kind,
+#: max_bytes)`` → ``(answer, its JSON)``. A visit's logs are only ever added, so
+#: its log count versions the content exactly; an entry is never stale, only
+#: evicted. The primary key tells apart a visit whose engine-chosen uuid was
+#: registered again after the run that held it was deleted (:data:`_PATHS_MADE`).
 _META_ANSWERS: OrderedDict = OrderedDict()
 
 
@@ -1112,7 +1117,7 @@ def _meta_answer(target: Target, kind: str, max_bytes: int) -> tuple[dict, Encod
     """:func:`meta_query`'s answer for ``target`` and its JSON, from
     :data:`_META_ANSWERS` when this process made it before (cutting 50 KB of
     logs to a budget, and encoding the cut, are the costly parts of a meta query)."""
-    key = (target.visit_uuid, target.log_count, kind, max_bytes)
+    key = (target.pk, target.visit_uuid, target.log_count, kind, max_bytes)
     with _MADE_LOCK:
         found = _META_ANSWERS.get(key)
         if found is not None:

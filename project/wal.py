@@ -23,6 +23,7 @@ import os
 import sqlite3
 import threading
 import time
+import urllib.parse
 
 logger = logging.getLogger(__name__)
 
@@ -40,9 +41,11 @@ def wal_checkpoint(path: str) -> tuple[int, int, int]:
 
     Returns SQLite's ``(busy, log_frames, checkpointed_frames)``: busy 1 when
     another checkpoint was running. Raises ``sqlite3.Error`` when the file
-    cannot be opened.
+    cannot be opened. The path is percent-encoded in the URI, so a folder
+    named with ``?``, ``#`` or ``%`` opens this file (never creates another).
     """
-    connection = sqlite3.connect(f"file:{path}?mode=rw", uri=True, timeout=1)
+    uri = f"file:{urllib.parse.quote(os.path.abspath(path))}?mode=rw"
+    connection = sqlite3.connect(uri, uri=True, timeout=1)
     try:
         return tuple(connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone())
     finally:

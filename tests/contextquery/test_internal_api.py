@@ -2,6 +2,7 @@
 
 import ipaddress
 import logging
+import uuid
 
 import pytest
 from django.test import override_settings
@@ -441,6 +442,40 @@ def test_meta_is_truncated_to_max_bytes(ask, make_run, issue):
     data = body_of(ask("meta", issue(b), {"runId": rec.run.run_id, "nodeId": "A", "maxBytes": 512}))["data"]
     assert data["truncated"] is True and data["originalBytes"] > 20 * 1200
     assert len(tokens_json({k: data[k] for k in ("thinking", "toolCalls", "todoList", "logs")})) <= 512
+
+
+def _chain_with_uuids(make_run, a_uuid, b_uuid, thought):
+    """A run A→B (B running) whose visits carry the given (engine-chosen) uuids; A thought ``thought``."""
+    rec = make_run(CHAIN)
+    a = rec.visit("A", logs=[("THINKING", thought, None)])
+    Visit.objects.filter(pk=a.pk).update(visit_uuid=a_uuid)
+    a.refresh_from_db()
+    b = rec.visit("B", a, status="RUNNING")
+    Visit.objects.filter(pk=b.pk).update(visit_uuid=b_uuid)
+    b.refresh_from_db()
+    return rec, b
+
+
+def test_meta_answers_the_new_visit_when_an_engine_registers_a_deleted_runs_visit_uuid_again(ask, make_run, issue):
+    a_uuid, b_uuid = uuid.uuid4(), uuid.uuid4()
+    old, b = _chain_with_uuids(make_run, a_uuid, b_uuid, "the old run's thought")
+    body = {"runId": old.run.run_id, "visitUuid": str(a_uuid), "kind": "THINKING"}
+    assert body_of(ask("meta", issue(b), body))["data"]["thinking"] == "the old run's thought"
+    old.run.delete()
+    new, b = _chain_with_uuids(make_run, a_uuid, b_uuid, "the new run's thought")
+    body["runId"] = new.run.run_id
+    assert body_of(ask("meta", issue(b), body))["data"]["thinking"] == "the new run's thought"
+
+
+def test_path_answers_the_new_visit_when_an_engine_registers_a_deleted_runs_visit_uuid_again(ask, make_run, issue):
+    old_a_uuid, b_uuid = uuid.uuid4(), uuid.uuid4()
+    old, b = _chain_with_uuids(make_run, old_a_uuid, b_uuid, "old")
+    assert str(old_a_uuid) in body_of(ask("path", issue(b), {"runId": old.run.run_id}))["data"]["visitUuids"]
+    old.run.delete()
+    a_uuid = uuid.uuid4()
+    new, b = _chain_with_uuids(make_run, a_uuid, b_uuid, "new")
+    data = body_of(ask("path", issue(b), {"runId": new.run.run_id}))["data"]
+    assert set(data["visitUuids"]) == {str(a_uuid), str(b_uuid)}
 
 
 # --- Side effects: audit, sliding expiry, secrecy, speed.

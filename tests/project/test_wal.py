@@ -41,6 +41,24 @@ def test_a_checkpoint_copies_the_whole_log_into_the_database_file(wal_file):
     assert os.path.getsize(path) > before
 
 
+@pytest.mark.parametrize("folder", ["runs?old", "ops#1", "100% sure", "a%3Fb"])
+def test_a_checkpoint_copies_the_log_of_a_file_whose_path_has_uri_characters_and_creates_no_other(tmp_path, folder):
+    home = tmp_path / folder
+    home.mkdir()
+    path = str(home / "wal.sqlite3")
+    connection = sqlite3.connect(path, isolation_level=None)
+    connection.execute("PRAGMA journal_mode=WAL")
+    connection.execute("PRAGMA wal_autocheckpoint=0")
+    connection.execute("CREATE TABLE t (id INTEGER PRIMARY KEY)")
+    connection.execute("INSERT INTO t DEFAULT VALUES")
+    try:
+        busy, frames, copied = wal.wal_checkpoint(path)
+    finally:
+        connection.close()
+    assert (busy, copied) == (0, frames) and frames > 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == [folder]
+
+
 def test_the_checkpointer_copies_the_log_while_writers_go_on(wal_file):
     path, connection = wal_file
     before = os.path.getsize(path)
