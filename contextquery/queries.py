@@ -96,38 +96,32 @@ _KIND_LOG_TYPES = {
 
 # --------------------------------------------------------------------------- SQL
 
-#: The token with its visit and run, by digest; the three flags are computed
-#: by the database: live (not revoked, not expired at now), slide due.
+#: The token with its visit and run, by digest (``%(hash)s``); the database
+#: computes the flags: not revoked, not expired at ``%(now)s``, slide due
+#: (expiring before ``%(slide)s``).
 _TOKEN_SQL = """
 SELECT t."id", t."visit_id", t."run_id",
-       t."revoked_at" IS NULL, t."expires_at" > %s, t."expires_at" < %s, t."issued_at", t."expires_at",
-       v."status", v."visit_uuid", v."node_id", v."sort_order", v."parent_uuids", v."hop_kinds", v."ancestry",
-       r."status", r."run_id"
+       t."revoked_at" IS NULL AS unrevoked, t."expires_at" > %(now)s AS unexpired,
+       t."expires_at" < %(slide)s AS slide_due, t."issued_at", t."expires_at",
+       v."status" AS visit_status, v."visit_uuid", v."node_id", v."sort_order", v."parent_uuids", v."hop_kinds",
+       v."ancestry", r."status" AS run_status, r."run_id" AS run_text
 FROM "contextquery_contexttoken" t
 JOIN "contextquery_visit" v ON v."id" = t."visit_id"
 JOIN "contextquery_workflowrun" r ON r."id" = t."run_id"
-WHERE t."token_hash" = %s
+WHERE t."token_hash" = %(hash)s
 """
 
 #: PostgreSQL: the token as :data:`_TOKEN_SQL` reads it, the query counted
-#: against the budget when the token is live, and (``{target}``) the row the
-#: answer needs — one statement and so one commit, however many the query's
-#: answer then reads. The UPDATE runs only for a live token of a running visit
-#: and run; concurrent UPDATEs of the row are serialised by the database,
-#: which re-checks ``query_count < limit`` on the row it waits for, so the
-#: budget is exact under races.
-_TOKEN_TAKE_SQL_PG = """
-WITH t AS (
-  SELECT t."id", t."visit_id", t."run_id",
-         t."revoked_at" IS NULL AS unrevoked, t."expires_at" > %(now)s AS unexpired,
-         t."expires_at" < %(slide)s, t."issued_at", t."expires_at",
-         v."status" AS visit_status, v."visit_uuid", v."node_id", v."sort_order", v."parent_uuids", v."hop_kinds",
-         v."ancestry", r."status" AS run_status, r."run_id" AS run_text
-  FROM "contextquery_contexttoken" t
-  JOIN "contextquery_visit" v ON v."id" = t."visit_id"
-  JOIN "contextquery_workflowrun" r ON r."id" = t."run_id"
-  WHERE t."token_hash" = %(hash)s
-), taken AS (
+#: against the budget when the token is live, and (``{target_join}``) the row
+#: the answer needs — one statement and so one commit, however many the
+#: query's answer then reads. The UPDATE runs only for a live token of a
+#: running visit and run; concurrent UPDATEs of the row are serialised by the
+#: database, which re-checks ``query_count < limit`` on the row it waits for,
+#: so the budget is exact under races.
+_TOKEN_TAKE_SQL_PG = (
+    "WITH t AS ("
+    + _TOKEN_SQL
+    + """), taken AS (
   UPDATE "contextquery_visit" b SET "query_count" = b."query_count" + 1
   FROM t
   WHERE b."id" = t."visit_id" AND t.unrevoked AND t.unexpired
@@ -137,23 +131,31 @@ WITH t AS (
 SELECT t.*, EXISTS (SELECT 1 FROM taken){target_columns}, {no_disk_wait}
 FROM t{target_join}
 """
-
-#: The target columns and joins :data:`_TOKEN_TAKE_SQL_PG` reads, as :data:`_LATEST_SQL` and :data:`_BY_UUID_SQL` do.
-_TARGET_COLUMNS_PG = (
-    ', g."id", g."visit_uuid", g."iter_seq", g."sort_order", g."node_id", g."status", g.wanted, g."log_count"'
 )
-_TARGET_OF_NODE_PG = """
-LEFT JOIN LATERAL (
-  SELECT "id", "visit_uuid", "iter_seq", "sort_order", "node_id", "status", {column} AS wanted, "log_count"
-  FROM "contextquery_visit"
+
+#: The columns of a target visit every answer reads; ``{column}`` is the one it needs.
+_TARGET_COLUMNS = '"id", "visit_uuid", "iter_seq", "sort_order", "node_id", "status", {column}, "log_count"'
+
+#: :data:`_TOKEN_TAKE_SQL_PG`'s target: :data:`_TARGET_COLUMNS` of the row its
+#: join reads (the needed column as ``wanted``), by node as :data:`_LATEST_SQL`
+#: or by uuid as :data:`_BY_UUID_SQL`, within the token's run.
+_TARGET_COLUMNS_PG = ", " + ", ".join(
+    "g." + name.strip() for name in _TARGET_COLUMNS.format(column="wanted").split(",")
+)
+_TARGET_OF_NODE_PG = (
+    "\nLEFT JOIN LATERAL (SELECT "
+    + _TARGET_COLUMNS
+    + """ FROM "contextquery_visit"
   WHERE "run_id" = t."run_id" AND "node_id" = %(node)s AND "sort_order" < t."sort_order"{and_iter_seq}
   ORDER BY "iter_seq" DESC LIMIT 1
 ) g ON TRUE"""
-_TARGET_OF_UUID_PG = """
-LEFT JOIN LATERAL (
-  SELECT "id", "visit_uuid", "iter_seq", "sort_order", "node_id", "status", {column} AS wanted, "log_count"
-  FROM "contextquery_visit" WHERE "visit_uuid" = %(uuid)s AND "run_id" = t."run_id"
+)
+_TARGET_OF_UUID_PG = (
+    "\nLEFT JOIN LATERAL (SELECT "
+    + _TARGET_COLUMNS
+    + """ FROM "contextquery_visit" WHERE "visit_uuid" = %(uuid)s AND "run_id" = t."run_id"
 ) g ON TRUE"""
+)
 
 #: One query against the budget: the database serialises concurrent UPDATEs
 #: of the row, so no race lets one query past the limit.
@@ -164,27 +166,26 @@ WHERE "id" = %s AND "query_count" < %s
 
 #: The newest visit of a node registered before the reader (one row through
 #: the (run, node_id, iter_seq) index), with the column the answer needs.
-_LATEST_SQL = """
-SELECT "id", "visit_uuid", "iter_seq", "sort_order", "node_id", "status", {column}, "log_count"
-FROM "contextquery_visit"
+_LATEST_SQL = (
+    "SELECT "
+    + _TARGET_COLUMNS
+    + """ FROM "contextquery_visit"
 WHERE "run_id" = %s AND "node_id" = %s AND "sort_order" < %s{and_iter_seq}
-ORDER BY "iter_seq" DESC LIMIT 1
-"""
+ORDER BY "iter_seq" DESC LIMIT 1"""
+)
 
 #: Every visit of a node registered before the reader, newest first, light columns.
-_CANDIDATES_SQL = """
-SELECT "id", "visit_uuid", "iter_seq", "sort_order", "node_id", "status", NULL, "log_count"
-FROM "contextquery_visit"
+_CANDIDATES_SQL = (
+    "SELECT "
+    + _TARGET_COLUMNS.format(column="NULL")
+    + """ FROM "contextquery_visit"
 WHERE "run_id" = %s AND "node_id" = %s AND "sort_order" < %s
-ORDER BY "iter_seq" DESC
-"""
+ORDER BY "iter_seq" DESC"""
+)
 
 _BY_ID_SQL = 'SELECT {column} FROM "contextquery_visit" WHERE "id" = %s'
 
-_BY_UUID_SQL = """
-SELECT "id", "visit_uuid", "iter_seq", "sort_order", "node_id", "status", {column}, "log_count", "run_id"
-FROM "contextquery_visit" WHERE "visit_uuid" = %s
-"""
+_BY_UUID_SQL = "SELECT " + _TARGET_COLUMNS + ', "run_id" FROM "contextquery_visit" WHERE "visit_uuid" = %s'
 
 #: The ancestors' links for a path graph: every visit registered before the reader (filtered by its bits).
 _ANCESTORS_SQL = """
@@ -355,10 +356,8 @@ def reader_authenticate(
         raise Unauthorized(_("The X-Context-Token header is not a context token (48 lowercase hex characters)."))
     now = now or timezone.now()
     slide_before = now + timedelta(seconds=tokens.config()["TOKEN_TTL_SECONDS"]) - tokens.TOUCH_GRANULARITY
-    if spend:
-        found = _token_take_rows(now, slide_before, tokens.token_hash(raw), hint)
-    else:
-        found = _rows(_TOKEN_SQL, (_db_datetime(now), _db_datetime(slide_before), tokens.token_hash(raw)))
+    params = {"now": _db_datetime(now), "slide": _db_datetime(slide_before), "hash": tokens.token_hash(raw)}
+    found = _token_take_rows(params, hint) if spend else _rows(_TOKEN_SQL, params)
     if not found:
         raise Unauthorized(_("The context token is unknown."))
     granted = prefetched = None
@@ -415,20 +414,21 @@ def reader_authenticate(
     )
 
 
-def _token_take_rows(now: datetime, slide_before: datetime, digest: str, hint: TargetHint | None) -> list[tuple]:
-    """:data:`_TOKEN_TAKE_SQL_PG` run for the token ``digest``: its 17 token
-    columns, whether the budget granted the query, then the 8 target columns
-    of ``hint`` (none without a hint)."""
-    params = {"now": now, "slide": slide_before, "hash": digest, "limit": tokens.config()["MAX_QUERIES_PER_VISIT"]}
+def _token_take_rows(params: dict, hint: TargetHint | None) -> list[tuple]:
+    """:data:`_TOKEN_TAKE_SQL_PG` run with :data:`_TOKEN_SQL`'s ``params``: the
+    17 token columns, whether the budget granted the query, then the 8 target
+    columns of ``hint`` (none without a hint)."""
+    params = {**params, "limit": tokens.config()["MAX_QUERIES_PER_VISIT"]}
     columns = join = ""
     if hint is not None:
         columns = _TARGET_COLUMNS_PG
         if hint.visit_uuid is not None:
-            join = _TARGET_OF_UUID_PG.format(column=hint.column)
+            join = _TARGET_OF_UUID_PG.format(column=f"{hint.column} AS wanted")
             params["uuid"] = uuid.UUID(hint.visit_uuid)
         else:
             join = _TARGET_OF_NODE_PG.format(
-                column=hint.column, and_iter_seq=' AND "iter_seq" = %(iter)s' if hint.iter_seq is not None else ""
+                column=f"{hint.column} AS wanted",
+                and_iter_seq=' AND "iter_seq" = %(iter)s' if hint.iter_seq is not None else "",
             )
             params.update(node=hint.node_id, iter=hint.iter_seq)
     sql = _TOKEN_TAKE_SQL_PG.format(target_columns=columns, target_join=join, no_disk_wait=NO_DISK_WAIT_SQL)
@@ -728,12 +728,16 @@ class Target:
     log_count: int
 
 
-def _prefetched(reader: Reader, hint: TargetHint) -> tuple[tuple | None] | None:
-    """``(row,)`` when the token's statement read the target of ``hint`` (row
-    None: there is none), else None (then the caller reads it)."""
+#: What :func:`_prefetched` answers when the token's statement read no target for the hint.
+_NOT_READ = object()
+
+
+def _prefetched(reader: Reader, hint: TargetHint):
+    """The row the token's statement read for ``hint`` (None: there is none),
+    or :data:`_NOT_READ` when it read none for it (then the caller reads it)."""
     if reader.prefetched is None or reader.prefetched[0] != hint:
-        return None
-    return (reader.prefetched[1],)
+        return _NOT_READ
+    return reader.prefetched[1]
 
 
 def output_hint(*, node_id: str, iter_seq: int | None) -> TargetHint:
@@ -764,10 +768,8 @@ def _target_of_node(reader: Reader, hint: TargetHint) -> Target:
     params = [reader.run_pk, node_id, reader.sort_order]
     if iter_seq is not None:
         params.append(iter_seq)
-    prefetched = _prefetched(reader, hint)
-    if prefetched is not None:
-        row = prefetched[0]
-    else:
+    row = _prefetched(reader, hint)
+    if row is _NOT_READ:
         sql = _LATEST_SQL.format(column=column, and_iter_seq=' AND "iter_seq" = %s' if iter_seq is not None else "")
         row = next(iter(_rows(sql, params)), None) if reader.ancestry else None
     if row is not None and not reader.may_read(row[3]) and iter_seq is None:
@@ -787,10 +789,8 @@ def _target_of_node(reader: Reader, hint: TargetHint) -> Target:
 def _target_of_uuid(reader: Reader, hint: TargetHint) -> Target:
     """The visit ``hint.visit_uuid`` when the reader may read it, with ``hint.column``. Raises ``NotFound``."""
     visit_uuid = hint.visit_uuid
-    prefetched = _prefetched(reader, hint)
-    if prefetched is not None:
-        row = prefetched[0]  # read within the reader's run
-    else:
+    row = _prefetched(reader, hint)  # read within the reader's run
+    if row is _NOT_READ:
         found = _rows(_BY_UUID_SQL.format(column=hint.column), (_db_uuid(visit_uuid),)) if reader.ancestry else []
         row = found[0] if found and found[0][8] == reader.run_pk else None
     if row is None or not reader.may_read(row[3]):
