@@ -139,11 +139,12 @@ def detect(text: str | None) -> Detection | None:
     return current_matcher().detect(text, **_windows())
 
 
-def detect_matches(text: str | None) -> list[Detection]:
-    """Every enabled pattern that matches ``text``, in ``(priority, id)`` order (SPEC §3.4)."""
+def detect_matches(text: str | None, *, matcher: Matcher | None = None) -> list[Detection]:
+    """Every enabled pattern that matches ``text``, in ``(priority, id)`` order (SPEC §3.4).
+    ``matcher``: the one in force when the caller has it already (else :func:`current_matcher`)."""
     if is_blank(text):
         return []
-    return current_matcher().matches(text, **_windows())
+    return (matcher or current_matcher()).matches(text, **_windows())
 
 
 def match_json(detection: Detection) -> dict:
@@ -162,8 +163,9 @@ def detect_json(text: str | None) -> dict:
     """The verdict of ``POST /detect`` and ``manage.py detect`` (SPEC §3.4): the
     verdict of :func:`reply_detect` (:func:`reply_verdict_json`) plus ``matches``, every enabled pattern that
     matches in ``(priority, id)`` order (empty for a blank reply)."""
-    verdict = reply_verdict_json(reply_detect(text))
-    verdict["matches"] = [match_json(found) for found in detect_matches(text)]
+    matcher = current_matcher()
+    verdict = reply_verdict_json(reply_detect(text, matcher=matcher))
+    verdict["matches"] = [match_json(found) for found in detect_matches(text, matcher=matcher)]
     return verdict
 
 
@@ -235,7 +237,7 @@ class ReplyDetection:
         return False if self.matched_by == "blank" else None
 
 
-def model_verdict_named(text: str, verdict: ModelVerdict) -> ModelVerdict:
+def model_verdict_named(text: str, verdict: ModelVerdict, *, matcher: Matcher | None = None) -> ModelVerdict:
     """``verdict`` (the model's: the reply is a failed call) with the category and
     retryable flag of the first enabled pattern whose words appear anywhere in the
     scanned windows of ``text`` (:meth:`Matcher.name`), or as it is when none does.
@@ -243,8 +245,9 @@ def model_verdict_named(text: str, verdict: ModelVerdict) -> ModelVerdict:
     Measured leave-source-out on replies from sources the patterns were not
     written for (the second batch's folds): of the failed replies no pattern
     matched in place, the patterns' words named 20 of 21 right where they
-    appeared, the category model 71 % (issue 15)."""
-    named = current_matcher().name(text, **_windows())
+    appeared, the category model 71 % (issue 15). ``matcher``: the one in
+    force when the caller has it already (else :func:`current_matcher`)."""
+    named = (matcher or current_matcher()).name(text, **_windows())
     if named is None:
         return verdict
     return dataclasses.replace(verdict, category=named.category, retryable=bool(named.retryable))
@@ -257,18 +260,21 @@ def model_decision(text: str | None) -> ModelVerdict | None:
     return None if verdict is None else model_verdict_named(text, verdict)
 
 
-def reply_detect(text: str | None) -> ReplyDetection:
+def reply_detect(text: str | None, *, matcher: Matcher | None = None) -> ReplyDetection:
     """Judge a reply with the patterns first and the model on what no pattern matched
-    (SPEC §3.3a); a blank reply is an error (``incomplete``). Counts no hit."""
+    (SPEC §3.3a); a blank reply is an error (``incomplete``). Counts no hit.
+    ``matcher``: the one in force when the caller has it already (else :func:`current_matcher`)."""
     if is_blank(text):
         return ReplyDetection(matched_by="blank")
-    found = detect(text)
+    matcher = matcher or current_matcher()
+    found = matcher.detect(text, **_windows())
     scored, verdict = model_judged(text)
     score = scored.probability if scored is not None else None
     if found is not None:
         return ReplyDetection(matched_by="pattern", detection=found, model_score=score)
     if verdict is not None:
-        return ReplyDetection(matched_by="model", model=model_verdict_named(text, verdict), model_score=score)
+        named = model_verdict_named(text, verdict, matcher=matcher)
+        return ReplyDetection(matched_by="model", model=named, model_score=score)
     return ReplyDetection(matched_by=None, model_score=score)
 
 

@@ -11,7 +11,7 @@ from django.utils.translation import gettext_lazy, ngettext
 from django.views.decorators.http import require_http_methods, require_POST
 
 from patterns import changes, marks, trials
-from patterns.detection import compile_status, detect_matches, reply_detect
+from patterns.detection import compile_status, current_matcher, detect_matches, reply_detect
 from patterns.filters import PatternFilter
 from patterns.forms import PatternForm, TryReplyForm
 from patterns.models import Category, HermesErrorPattern, PatternChange
@@ -61,7 +61,8 @@ def try_reply(text: str) -> dict:
             "match": "",
             "after": "",
         }
-    judged = reply_detect(text)
+    matcher = current_matcher()
+    judged = reply_detect(text, matcher=matcher)
     score = {"model_score": judged.model_score}
     if judged.matched_by == "model":
         return {
@@ -81,7 +82,7 @@ def try_reply(text: str) -> dict:
         "found": found,
         "matches": [
             {"found": match, "category_label": Category.label_of(match.category), "text": text[slice(*match.span)]}
-            for match in detect_matches(text)
+            for match in detect_matches(text, matcher=matcher)
         ],
         "category_label": Category.label_of(found.category),
         "before": text[:start],
