@@ -60,16 +60,7 @@ def seed_builtins(*, using: str = "default", apps=None) -> int:
                 enabled=True,
                 is_built_in=True,
             )
-            change_model.objects.using(using).create(
-                pattern=row,
-                pattern_ref=row.pk,
-                pattern_name=row.name,
-                actor_label="migrate",
-                via="migration",
-                action="seed",
-                before=None,
-                after=_snapshot(row),
-            )
+            _migration_change(change_model, using, row, link=row, action="seed", before=None, after=_snapshot(row))
             inserted += 1
         if (inserted or retired) and version_model is not None:
             version_bump(version_model, using=using)
@@ -116,20 +107,26 @@ def retire_builtins(*, pattern_model, change_model, using: str = "default") -> i
             action, after, link = "update", _snapshot(row), row
         else:
             action, after, link = "delete", None, None
-        change_model.objects.using(using).create(
-            pattern=link,
-            pattern_ref=row.pk,
-            pattern_name=row.name,
-            actor_label="migrate",
-            via="migration",
-            action=action,
-            before=before,
-            after=after,
-        )
+        _migration_change(change_model, using, row, link=link, action=action, before=before, after=after)
         if link is None:
             row.delete()
         retired += 1
     return retired
+
+
+def _migration_change(change_model, using: str, row, *, link, action: str, before, after) -> None:
+    """The history row ``migrate`` leaves for what it did to ``row`` (``link``: the
+    pattern the row stays linked to, None once it is deleted)."""
+    change_model.objects.using(using).create(
+        pattern=link,
+        pattern_ref=row.pk,
+        pattern_name=row.name,
+        actor_label="migrate",
+        via="migration",
+        action=action,
+        before=before,
+        after=after,
+    )
 
 
 def _free_name(name: str, taken: set[str]) -> str:
