@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import random
+from dataclasses import dataclass
 from pathlib import Path
 
 from patterns.models import Category
@@ -25,9 +26,11 @@ REPO = Path(__file__).resolve().parents[1]
 CORPUS_DIR = REPO / "tests" / "data" / "corpus"
 FOLDS_PATH = CORPUS_DIR / "folds.jsonl"
 HELDOUT_PATH = CORPUS_DIR / "heldout.jsonl"
-#: The second batch of the corpus (new sources), split with its own seed before anything used it.
+#: Later batches of the corpus (new sources), each split with its own seed before anything used it.
 FOLDS2_PATH = CORPUS_DIR / "folds-2.jsonl"
 HELDOUT2_PATH = CORPUS_DIR / "heldout-2.jsonl"
+FOLDS3_PATH = CORPUS_DIR / "folds-3.jsonl"
+HELDOUT3_PATH = CORPUS_DIR / "heldout-3.jsonl"
 #: Ordinary answers (what nearly every production reply is): non-errors only, split the same way.
 ORDINARY_FOLDS_PATH = CORPUS_DIR / "ordinary-folds.jsonl"
 ORDINARY_HELDOUT_PATH = CORPUS_DIR / "ordinary-heldout.jsonl"
@@ -43,10 +46,32 @@ HELDOUT_SEED = 20261201
 ORDINARY_HELDOUT_SEED = 20261202
 #: The seed of the second batch's held-out draw (fixed once, before any training or evaluation on it).
 HELDOUT2_SEED = 20261203
+#: The seed of the third batch's held-out draw (fixed once, before any training or evaluation on it).
+HELDOUT3_SEED = 20261204
 #: Share of rows (drawn as whole families) in the held-out part.
 HELDOUT_SHARE = 0.25
 
 CATEGORY_KEYS = tuple(Category.values)
+
+
+@dataclass(frozen=True)
+class Batch:
+    """One batch of the corpus: rows collected together from sources no earlier batch used,
+    split into ``folds_path`` (tuning, leave-source-out) and ``heldout_path`` (frozen) by a
+    seeded draw of whole families (:func:`heldout_families_draw` with ``seed``)."""
+
+    number: int
+    folds_path: Path
+    heldout_path: Path
+    seed: int
+
+
+#: The corpus's batches, oldest first (tests/data/corpus/README.md describes each).
+BATCHES = (
+    Batch(1, FOLDS_PATH, HELDOUT_PATH, HELDOUT_SEED),
+    Batch(2, FOLDS2_PATH, HELDOUT2_PATH, HELDOUT2_SEED),
+    Batch(3, FOLDS3_PATH, HELDOUT3_PATH, HELDOUT3_SEED),
+)
 
 
 def labelled_rows_load(path: Path) -> list[dict]:
@@ -69,15 +94,17 @@ def labelled_rows_load(path: Path) -> list[dict]:
     return rows
 
 
+def batch_rows_load(number: int) -> tuple[list[dict], list[dict]]:
+    """``(folds rows, held-out rows)`` of batch ``number`` (1, 2, 3: :data:`BATCHES`) of the
+    corpus (SPEC §3.3a). Missing files give empty lists (a wheel without the tests).
+    Raises IndexError for a batch that does not exist."""
+    batch = BATCHES[number - 1]
+    return tuple(labelled_rows_load(path) if path.exists() else [] for path in (batch.folds_path, batch.heldout_path))
+
+
 def corpus_rows_load() -> tuple[list[dict], list[dict]]:
-    """``(folds rows, held-out rows)`` of the shipped corpus."""
-    return labelled_rows_load(FOLDS_PATH), labelled_rows_load(HELDOUT_PATH)
-
-
-def corpus2_rows_load() -> tuple[list[dict], list[dict]]:
-    """``(folds rows, held-out rows)`` of the corpus's second batch (SPEC §3.3a): new sources,
-    split by HELDOUT2_SEED. Missing files give empty lists (a wheel without the tests)."""
-    return tuple(labelled_rows_load(path) if path.exists() else [] for path in (FOLDS2_PATH, HELDOUT2_PATH))
+    """``(folds rows, held-out rows)`` of the corpus's first batch."""
+    return batch_rows_load(1)
 
 
 def ordinary_rows_load() -> tuple[list[dict], list[dict]]:
@@ -92,10 +119,10 @@ def ordinary_rows_load() -> tuple[list[dict], list[dict]]:
 
 
 def training_fold_rows_load() -> list[dict]:
-    """The rows the shipped model is tuned and trained on: the corpus folds of both batches and
+    """The rows the shipped model is tuned and trained on: the corpus folds of every batch and
     the ordinary answers' folds (never a held-out part). All are split into leave-source-out folds
     together."""
-    return labelled_rows_load(FOLDS_PATH) + corpus2_rows_load()[0] + ordinary_rows_load()[0]
+    return [row for batch in BATCHES for row in batch_rows_load(batch.number)[0]] + ordinary_rows_load()[0]
 
 
 def extra_rows_load() -> list[dict]:
@@ -162,14 +189,10 @@ def _freeze(folds_path: Path, heldout_path: Path, *, seed: int) -> tuple[int, in
     return len(parts[folds_path]), len(parts[heldout_path])
 
 
-def corpus_freeze() -> tuple[int, int]:
-    """Re-split the shipped corpus into folds and held-out (see :func:`_freeze`)."""
-    return _freeze(FOLDS_PATH, HELDOUT_PATH, seed=HELDOUT_SEED)
-
-
-def corpus2_freeze() -> tuple[int, int]:
-    """Re-split the corpus's second batch with HELDOUT2_SEED (see :func:`_freeze`)."""
-    return _freeze(FOLDS2_PATH, HELDOUT2_PATH, seed=HELDOUT2_SEED)
+def batch_freeze(number: int) -> tuple[int, int]:
+    """Re-split batch ``number`` of the corpus with its seed (see :func:`_freeze`)."""
+    batch = BATCHES[number - 1]
+    return _freeze(batch.folds_path, batch.heldout_path, seed=batch.seed)
 
 
 def ordinary_freeze() -> tuple[int, int]:
@@ -178,6 +201,6 @@ def ordinary_freeze() -> tuple[int, int]:
 
 
 if __name__ == "__main__":  # pragma: no cover - a maintenance step, run once when the corpus grows
-    print("folds, held-out rows:", corpus_freeze())
+    for batch in BATCHES:
+        print(f"batch {batch.number} folds, held-out rows:", batch_freeze(batch.number))
     print("ordinary folds, held-out rows:", ordinary_freeze())
-    print("second batch folds, held-out rows:", corpus2_freeze())

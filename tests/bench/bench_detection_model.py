@@ -1,14 +1,14 @@
 """The second signal, leave-source-out (SPEC §3.3a).
 
-Rows of ``tests/data/corpus/folds.jsonl``, of the second batch's ``folds-2.jsonl``
-and of the ordinary answers' ``ordinary-folds.jsonl`` are grouped by family into
-5 folds together (seeded),
+The folds rows of every batch of ``tests/data/corpus`` (``folds.jsonl``,
+``folds-2.jsonl``, ``folds-3.jsonl``) and the ordinary answers' ``ordinary-folds.jsonl``
+are grouped by family into 5 folds together (seeded),
 as ``train_detector`` does; for each fold the model is trained on the other
 folds plus the older labelled sets (``tests/data``) and judges the fold. The shipped patterns are
 judged as they are. Three ways are scored: patterns alone, model alone, and
 both (patterns first, the model on replies no pattern matched), pooled over
-the folds (and per batch) and on the frozen held-out parts — the first batch's,
-the second batch's ("held-out 2") and both pooled — judged by the shipped default
+the folds (and per batch) and on the frozen held-out parts — each batch's
+("held-out 1", "held-out 2", "held-out 3") and all pooled — judged by the shipped default
 model, which is trained on all folds and the older sets, never on held-out.
 The ordinary answers (non-errors only) get their own table: the share of them
 each way flags (the false-positive rate production sees, since nearly every
@@ -23,7 +23,7 @@ import random
 import time
 
 from patterns.classifier import model_judge
-from patterns.corpus import corpus2_rows_load, corpus_rows_load, extra_rows_load, family_folds, ordinary_rows_load
+from patterns.corpus import BATCHES, batch_rows_load, extra_rows_load, family_folds, ordinary_rows_load
 from patterns.detector import default_weights_load
 from patterns.matching import quotes_an_error
 from patterns.training import detector_fit, threshold_choose, weights_export
@@ -90,10 +90,10 @@ def _ordinary_table(name, judged):
 
 def quality_tables(*, heldout: bool = True) -> str:
     """The quality tables; ``heldout=False`` leaves the frozen parts out (for work on the folds)."""
-    corpus_folds, heldout_rows = corpus_rows_load()
-    corpus2_folds, heldout2_rows = corpus2_rows_load()
+    batches = {batch.number: batch_rows_load(batch.number) for batch in BATCHES}
+    corpus_fold_rows = [row for folds_rows, _heldout in batches.values() for row in folds_rows]
     ordinary_folds, ordinary_heldout = ordinary_rows_load()
-    fold_rows = corpus_folds + corpus2_folds + ordinary_folds
+    fold_rows = corpus_fold_rows + ordinary_folds
     extra = extra_rows_load()
     folds = family_folds(fold_rows, k=K, seed=SEED)
     fold_weights = []
@@ -115,18 +115,17 @@ def quality_tables(*, heldout: bool = True) -> str:
     ]
     judged_corpus = [verdict for verdict in judged_folds if not verdict[0].get("ordinary")]
     judged_ordinary = [verdict for verdict in judged_folds if verdict[0].get("ordinary")]
-    second = {row["id"] for row in corpus2_folds}
-    lines += _table(f"folds ({len(corpus_folds) + len(corpus2_folds)}, pooled)", judged_corpus)
-    lines += _table(f"folds 1 ({len(corpus_folds)})", [v for v in judged_corpus if v[0]["id"] not in second])
-    lines += _table(f"folds 2 ({len(corpus2_folds)})", [v for v in judged_corpus if v[0]["id"] in second])
+    lines += _table(f"folds ({len(corpus_fold_rows)}, pooled)", judged_corpus)
+    for number, (folds_rows, _heldout) in batches.items():
+        ids = {row["id"] for row in folds_rows}
+        lines += _table(f"folds {number} ({len(folds_rows)})", [v for v in judged_corpus if v[0]["id"] in ids])
     if heldout:
-        judged_heldout = _verdicts(heldout_rows, default, default["threshold"])
-        judged_heldout2 = _verdicts(heldout2_rows, default, default["threshold"])
-        lines += _table(f"held-out ({len(heldout_rows)})", judged_heldout)
-        lines += _table(f"held-out 2 ({len(heldout2_rows)})", judged_heldout2)
-        lines += _table(
-            f"held-out, both parts ({len(heldout_rows) + len(heldout2_rows)})", judged_heldout + judged_heldout2
-        )
+        judged_heldout = []
+        for number, (_folds, heldout_rows) in batches.items():
+            judged = _verdicts(heldout_rows, default, default["threshold"])
+            lines += _table(f"held-out {number} ({len(heldout_rows)})", judged)
+            judged_heldout += judged
+        lines += _table(f"held-out, pooled ({len(judged_heldout)})", judged_heldout)
     for name, path in (("sample*", sample_path()), ("own set*", OWN_SET_PATH)):
         rows = [dict(r, isError=r["label"] == "error") for r in load_labelled(path)]
         lines += _table(f"{name} ({len(rows)})", _verdicts(rows, default, default["threshold"]))
@@ -147,7 +146,7 @@ def cost_table(*, passes: int) -> str:
     (CPU time of this thread), the estimate least disturbed by other load; the plain wall-clock
     p99 over all calls is printed too."""
     weights = default_weights_load()
-    rows = corpus_rows_load()[0]
+    rows = batch_rows_load(1)[0]
     rng = random.Random(3)
     replies = []
     for _ in range(200):

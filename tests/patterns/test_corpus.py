@@ -5,10 +5,10 @@ import re
 import pytest
 
 from patterns.corpus import (
+    BATCHES,
     CATEGORY_KEYS,
-    HELDOUT2_SEED,
     ORDINARY_HELDOUT_SEED,
-    corpus2_rows_load,
+    batch_rows_load,
     corpus_rows_load,
     extra_rows_load,
     family_folds,
@@ -72,19 +72,24 @@ def test_family_folds_keep_each_family_in_one_fold(corpus):
     assert sum(len(fold) for fold in folds) == len(corpus[0])
 
 
-@pytest.fixture(scope="module")
-def corpus2():
-    return corpus2_rows_load()
+LATER_BATCHES = [batch for batch in BATCHES if batch.number > 1]
 
 
-def test_the_second_batch_holds_at_least_one_hundred_and_sixty_rows_two_in_five_negatives(corpus2):
-    rows = corpus2[0] + corpus2[1]
+@pytest.fixture(scope="module", params=LATER_BATCHES, ids=lambda batch: f"batch{batch.number}")
+def later_batch(request):
+    return request.param, batch_rows_load(request.param.number)
+
+
+def test_a_later_batch_holds_at_least_one_hundred_and_sixty_rows_two_in_five_negatives(later_batch):
+    _batch, (folds, heldout) = later_batch
+    rows = folds + heldout
     assert len(rows) >= 160
     assert sum(not row["isError"] for row in rows) >= 0.4 * len(rows)
 
 
-def test_the_second_batch_rows_are_labelled_like_the_first(corpus2):
-    for row in corpus2[0] + corpus2[1]:
+def test_a_later_batch_is_labelled_like_the_first(later_batch):
+    _batch, (folds, heldout) = later_batch
+    for row in folds + heldout:
         assert row["source"].startswith("https://") and row["family"].strip(), row["id"]
         assert row["lang"] == ("zh" if re.search(r"[\u4e00-\u9fff]", row["text"]) else "en"), row["id"]
         if row["isError"]:
@@ -93,20 +98,27 @@ def test_the_second_batch_rows_are_labelled_like_the_first(corpus2):
             assert row["category"] is None and row["retryable"] is None, row["id"]
 
 
-def test_the_second_batch_held_out_part_is_the_seeded_draw_over_its_families(corpus2):
-    folds, heldout = corpus2
+def test_a_later_batch_held_out_part_is_the_seeded_draw_over_its_families(later_batch):
+    batch, (folds, heldout) = later_batch
     assert not {row["family"] for row in folds} & {row["family"] for row in heldout}
-    assert heldout_families_draw(folds + heldout, seed=HELDOUT2_SEED) == {row["family"] for row in heldout}
+    assert heldout_families_draw(folds + heldout, seed=batch.seed) == {row["family"] for row in heldout}
 
 
-def test_the_second_batch_shares_no_family_id_or_text_with_the_first_or_the_old_sets(corpus, corpus2):
-    first = corpus[0] + corpus[1]
-    second = corpus2[0] + corpus2[1]
-    assert len({row["id"] for row in second}) == len(second)
-    assert not {row["family"] for row in first} & {row["family"] for row in second}
-    assert not {row["id"] for row in first} & {row["id"] for row in second}
-    old = {row["text"].strip() for row in first + extra_rows_load()}
-    assert not [row["id"] for row in second if row["text"].strip() in old]
+def test_a_later_batch_shares_no_family_id_or_text_with_an_earlier_batch_or_the_old_sets(later_batch):
+    batch, (folds, heldout) = later_batch
+    later = folds + heldout
+    earlier = [row for number in range(1, batch.number) for part in batch_rows_load(number) for row in part]
+    assert len({row["id"] for row in later}) == len(later)
+    assert not {row["family"] for row in earlier} & {row["family"] for row in later}
+    assert not {row["id"] for row in earlier} & {row["id"] for row in later}
+    old = {row["text"].strip() for row in earlier + extra_rows_load()}
+    assert not [row["id"] for row in later if row["text"].strip() in old]
+
+
+def test_a_later_batch_shares_no_source_url_with_an_earlier_batch(later_batch):
+    batch, (folds, heldout) = later_batch
+    earlier = {row["source"] for number in range(1, batch.number) for part in batch_rows_load(number) for row in part}
+    assert not earlier & {row["source"] for row in folds + heldout}
 
 
 @pytest.fixture(scope="module")
@@ -148,6 +160,8 @@ def test_no_ordinary_answer_repeats_a_corpus_or_old_tuning_text_or_id(corpus, or
     assert not {row["text"].strip() for row in rows} & {row["text"].strip() for row in others}
 
 
-def test_training_folds_are_both_batches_folds_and_the_ordinary_folds_never_a_held_out_part(corpus, corpus2, ordinary):
+def test_training_folds_are_every_batch_folds_and_the_ordinary_folds_never_a_held_out_part(ordinary):
     ids = {row["id"] for row in training_fold_rows_load()}
-    assert ids == {row["id"] for row in corpus[0] + corpus2[0] + ordinary[0]}
+    folds = [row for batch in BATCHES for row in batch_rows_load(batch.number)[0]]
+    assert ids == {row["id"] for row in folds + ordinary[0]}
+    assert len(BATCHES) == 3 and all(batch_rows_load(batch.number)[0] for batch in BATCHES)
