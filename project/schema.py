@@ -21,6 +21,14 @@ ERROR_STATUSES = {
     "503": "Feature disabled or database unavailable.",
 }
 
+#: Answered by the HTTP server before the application sees the request, so as the server's own
+#: HTML page rather than an envelope: a request line (method, path and query) over its limit
+#: (gunicorn's ``limit_request_line``, 4094 bytes by default). Documented on every operation.
+URI_TOO_LONG = {
+    "description": "Request line over the HTTP server's limit (gunicorn: 4094 bytes); the server's HTML page.",
+    "content": {"text/html": {"schema": {"type": "string"}}},
+}
+
 
 def envelope_schema(code, data_schema: dict | None) -> dict:
     """OpenAPI schema of an envelope whose ``data`` is ``data_schema``."""
@@ -89,6 +97,7 @@ class EnvelopeAutoSchema(AutoSchema):
                 "description": ERROR_STATUSES.get(code, "Error."),
                 "content": {"application/json": {"schema": error_envelope_schema(code)}},
             }
+        responses.setdefault("414", URI_TOO_LONG)
         return responses
 
 

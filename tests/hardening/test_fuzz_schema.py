@@ -275,3 +275,16 @@ def test_a_time_filter_that_leaves_the_calendar_in_utc_is_a_422_naming_it(staff_
     response = staff_client.get("/api/runs?" + query)
     field = query.split("=")[0]
     assert response.status_code == 422 and field in response.json()["data"]["errors"]
+
+
+def test_a_request_line_over_the_server_s_limit_is_a_414_every_operation_documents(shared_server, openapi):
+    server, _db, creds = shared_server
+    response = Api(server, creds["userToken"]).get("/api/runs/?search=" + "x" * 5000)
+    assert response.status_code == 414 and response.headers["Content-Type"].startswith("text/html")
+    undocumented = [
+        (method.upper(), path)
+        for path, operations in openapi["paths"].items()
+        for method, operation in operations.items()
+        if "text/html" not in operation["responses"].get("414", {}).get("content", {})
+    ]
+    assert undocumented == []
