@@ -213,6 +213,25 @@ BUILTINS: list[dict] = [
         18,
         'OpenAI\'s "The server had an error processing your request" (server_error, whatever the body says).',
     ),
+    _builtin(
+        "finish-reason-length",
+        "Finish reason: output cap",
+        "regex:finish_?reason[\"']?\\s*:\\s*[\"']?(?:max_tokens|length)\\b",
+        "incomplete",
+        False,
+        12,
+        'A response object that ends with finishReason "MAX_TOKENS" (or "length"): the answer was cut off.',
+    ),
+    _builtin(
+        "tool-messages-missing",
+        "Tool messages missing after tool calls",
+        "regex:must be followed by tool messages|tool_call_ids? did not have response messages",
+        "other",
+        False,
+        18,
+        "A request the provider refused because tool calls were not answered: the body's cause, "
+        "whatever status it came with.",
+    ),
     # --- one-api's "upstream saturated": its message beats the code it is sent with --------------
     _builtin(
         "upstream-saturated-zh",
@@ -286,6 +305,24 @@ BUILTINS: list[dict] = [
         False,
         20,
         "A Chinese provider's content filter (不安全或敏感内容).",
+    ),
+    _builtin(
+        "content-exists-risk",
+        "Content Exists Risk",
+        "Content Exists Risk",
+        "content_filter",
+        False,
+        20,
+        "DeepSeek's refusal of flagged input.",
+    ),
+    _builtin(
+        "usage-guidelines",
+        "Violates usage guidelines / blocked by safety settings",
+        "regex:violat\\w* (?:the |our )?(?:usage|content) (?:guidelines|polic\\w*)|blocked by safety",
+        "content_filter",
+        False,
+        20,
+        "A request refused by the provider's usage rules or safety settings.",
     ),
     # --- a retry hint: a short wait means a rate limit, whatever the text calls it ---------------
     _builtin(
@@ -470,6 +507,25 @@ BUILTINS: list[dict] = [
         22,
         "您的账户已欠费.",
     ),
+    _builtin(
+        "balance-insufficient",
+        "Balance is insufficient",
+        "regex:balance is (?:insufficient|not enough|too low)",
+        "quota",
+        False,
+        22,
+        "SiliconFlow and others: the balance is insufficient.",
+    ),
+    _builtin(
+        "paid-balance-required",
+        "Requires paid balance",
+        "regex:requires (?:a )?paid balance",
+        "quota",
+        False,
+        22,
+        "SiliconFlow: the model needs a paid balance.",
+    ),
+    _builtin("please-top-up", "Please top up", "please top up", "quota", False, 22, "Top up the balance to continue."),
     # --- model not found -------------------------------------------------------------------------
     _builtin("model-not-found", "Model not found", "model_not_found", "model_not_found", False, 24, "model_not_found."),
     _builtin(
@@ -534,6 +590,24 @@ BUILTINS: list[dict] = [
         False,
         24,
         "模型不存在, 无可用渠道.",
+    ),
+    _builtin(
+        "deployment-not-found",
+        "Deployment not found",
+        "regex:deployment ?not ?found|deployment for this resource does not exist",
+        "model_not_found",
+        False,
+        24,
+        "Azure OpenAI: no deployment of that name.",
+    ),
+    _builtin(
+        "model-identifier-invalid",
+        "Model identifier invalid",
+        "regex:model (?:identifier|id) is invalid|invalid model (?:identifier|id)\\b",
+        "model_not_found",
+        False,
+        24,
+        "A model id the provider does not know.",
     ),
     # --- context length --------------------------------------------------------------------------
     _builtin(
@@ -620,6 +694,15 @@ BUILTINS: list[dict] = [
     _builtin(
         "context-length-zh", "上下文长度超限", "regex:上下文长度|长度超", "context_length", False, 26, "上下文长度超限."
     ),
+    _builtin(
+        "prompt-exceeds-max-length",
+        "Prompt exceeds max length",
+        "regex:(?:prompt|input|messages?) exceeds? (?:the )?max(?:imum)?[ _]?(?:length|tokens)",
+        "context_length",
+        False,
+        26,
+        "Zhipu and others: the prompt is over the model's limit.",
+    ),
     # --- authentication --------------------------------------------------------------------------
     _builtin(
         "invalid-api-key",
@@ -686,6 +769,34 @@ BUILTINS: list[dict] = [
         False,
         28,
         "身份验证失败, 鉴权失败, 令牌已过期.",
+    ),
+    _builtin(
+        "user-location-not-supported",
+        "User location is not supported",
+        "user location is not supported",
+        "auth",
+        False,
+        28,
+        "Gemini refusing a caller's region (FAILED_PRECONDITION): access, not a bad request.",
+    ),
+    _builtin(
+        "api-key-not-found",
+        "API key not found",
+        "regex:api[_ ]?key (?:not found|is missing)",
+        "auth",
+        False,
+        28,
+        "A key the provider cannot find.",
+    ),
+    _builtin("access-is-denied", "Access is denied", "access is denied", "auth", False, 28, "Access is denied."),
+    _builtin(
+        "not-authorized-to-perform",
+        "Not authorized to perform",
+        "not authorized to perform",
+        "auth",
+        False,
+        28,
+        "The account is not authorized for the action (AWS, Azure).",
     ),
     # --- overloaded ------------------------------------------------------------------------------
     _builtin(
@@ -837,6 +948,15 @@ BUILTINS: list[dict] = [
         32,
         "速率限制, 请求过于频繁, 提问太快啦.",
     ),
+    _builtin(
+        "request-speed-zh",
+        "请求速度过快",
+        "regex:(?:请求|访问|调用)?速度过快|限制了?(?:您的)?访问频率",
+        "rate_limit",
+        True,
+        32,
+        "请求速度过快, 被服务商限制了访问频率.",
+    ),
     # --- timeouts, network, server -----------------------------------------------------------------
     _builtin(
         "timeout",
@@ -903,6 +1023,15 @@ BUILTINS: list[dict] = [
         True,
         38,
         "服务器内部错误, 服务暂时不可用.",
+    ),
+    _builtin(
+        "failed-to-fetch",
+        "Failed to fetch",
+        "failed to fetch",
+        "network",
+        True,
+        36,
+        'A browser or Node client that could not reach the API ("Failed to fetch").',
     ),
     # --- generic words of the seed list --------------------------------------------------------
     _builtin("quota", "Quota", "quota", "quota", False, 50, "quota (the seed's word)."),

@@ -22,7 +22,7 @@ from pathlib import Path
 from django.conf import settings
 
 from patterns.classifier import ModelVerdict, model_judge
-from patterns.matching import quotes_an_error
+from patterns.matching import model_may_judge
 from patterns.models import DetectorModel
 
 DEFAULT_WEIGHTS_PATH = Path(__file__).resolve().parent / "data" / "detector-default.json"
@@ -88,16 +88,16 @@ def model_score(text: str | None) -> ModelVerdict | None:
 
 def model_detect(text: str | None) -> ModelVerdict | None:
     """The model's verdict when it says ``text`` is a failed LLM call (probability at or above
-    the threshold in force), else None; None too when the reply starts by quoting an error
-    (:func:`patterns.matching.quotes_an_error`: an answer about one). Call it only when no
-    pattern matched (SPEC §3.3a)."""
+    the threshold in force), else None; None too when the model may not judge the reply
+    (:func:`patterns.matching.model_may_judge`: shorter than about a sentence, or an answer
+    about errors). Call it only when no pattern matched (SPEC §3.3a)."""
     model, verdict = _judged(text)
-    return _unless_quoted(text, verdict_above_threshold(model, verdict))
+    return _where_it_may_judge(text, verdict_above_threshold(model, verdict))
 
 
-def _unless_quoted(text: str | None, verdict: ModelVerdict | None) -> ModelVerdict | None:
-    """``verdict``, or None when ``text`` starts by quoting an error (an answer about it, SPEC §3.3)."""
-    if verdict is None or quotes_an_error(text, head_chars=settings.PATTERNS_SCAN_CHARS):
+def _where_it_may_judge(text: str | None, verdict: ModelVerdict | None) -> ModelVerdict | None:
+    """``verdict``, or None when the model may not judge ``text`` (SPEC §3.3a)."""
+    if verdict is None or not model_may_judge(text, head_chars=settings.PATTERNS_SCAN_CHARS):
         return None
     return verdict
 
@@ -111,10 +111,10 @@ def verdict_above_threshold(model: StoredModel | None, verdict: ModelVerdict | N
 
 def model_judged(text: str | None) -> tuple[ModelVerdict | None, ModelVerdict | None]:
     """``(score, detection)``: the verdict whatever the threshold, and the same verdict when it
-    reaches the threshold and the reply does not start by quoting an error (else None) — one
-    model lookup for both."""
+    reaches the threshold and the model may judge the reply (else None) — one model lookup
+    for both."""
     model, verdict = _judged(text)
-    return verdict, _unless_quoted(text, verdict_above_threshold(model, verdict))
+    return verdict, _where_it_may_judge(text, verdict_above_threshold(model, verdict))
 
 
 def detector_store(*, weights: dict, note: str = "", using: str = "default") -> DetectorModel:

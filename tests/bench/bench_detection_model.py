@@ -25,7 +25,7 @@ import time
 from patterns.classifier import model_judge
 from patterns.corpus import BATCHES, batch_rows_load, extra_rows_load, family_folds, ordinary_rows_load
 from patterns.detector import default_weights_load
-from patterns.matching import quotes_an_error
+from patterns.matching import model_may_judge
 from patterns.training import detector_fit, threshold_choose, weights_export
 from tests.bench.quality import HEAD_CHARS, OWN_SET_PATH, TAIL_CHARS, builtin_matcher, load_labelled, sample_path
 
@@ -34,15 +34,15 @@ K, SEED = 5, 7
 
 def _verdicts(rows, weights, threshold):
     """Per row: (row, pattern category or None, model category or None, the model's verdict
-    named as production names it or None). The model's verdict yields to a reply that starts
-    by quoting an error, and its category, when the model decides, is the first pattern's whose
+    named as production names it or None). The model judges only where production lets it
+    (``patterns.matching.model_may_judge``: not a short reply, not an answer about errors), and its category, when the model decides, is the first pattern's whose
     words appear anywhere in the windows, as in production (``patterns.detection.model_decision``)."""
     matcher = builtin_matcher()
     out = []
     for row in rows:
         found = matcher.detect(row["text"], head_chars=HEAD_CHARS, tail_chars=TAIL_CHARS)
         verdict = model_judge(weights, row["text"])
-        flagged = verdict.probability >= threshold and not quotes_an_error(row["text"], head_chars=HEAD_CHARS)
+        flagged = verdict.probability >= threshold and model_may_judge(row["text"], head_chars=HEAD_CHARS)
         named = matcher.name(row["text"], head_chars=HEAD_CHARS, tail_chars=TAIL_CHARS) if flagged else None
         by_model = verdict.category if flagged else None
         out.append((row, found.category if found else None, by_model, named.category if named else by_model))

@@ -412,3 +412,115 @@ def test_gemini_s_answer_that_finished_normally_is_no_error():
 def test_cohere_s_trial_key_sentence_is_a_rate_limit():
     reply = "You are using a Trial key, which is limited to 10 API calls / minute. Upgrade for higher limits."
     assert category_of(reply) == "rate_limit"
+
+
+# --- the third batch of public replies (folds-3): provider wordings and shapes -----------------
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [
+        (
+            "错误信息: 400 FAILED_PRECONDITION. {'error': {'code': 400, 'message': 'User location is not supported "
+            "for the API use.', 'status': 'FAILED_PRECONDITION'}}",
+            "auth",
+        ),
+        (
+            '✕ [API Error: {"error": {"code": 400, "message": "API Key not found. Please pass a valid API key."}}]',
+            "auth",
+        ),
+        (
+            '{"error": {"message": "BedrockException - Model access is denied due to IAM user or service role is '
+            'not authorized to perform the required AWS Marketplace actions"}}',
+            "auth",
+        ),
+        (
+            '{"error":{"code":"DeploymentNotFound","message":"The API deployment for this resource does not exist."}}',
+            "model_not_found",
+        ),
+        ("Error: Validation error: The provided model identifier is invalid.", "model_not_found"),
+        ("the model or endpoint doubao-1-5-pro does not exist or you do not have access to it.", "model_not_found"),
+        (
+            "研究过程中发生错误: Error code: 400 - {'error': {'message': 'Content Exists Risk', 'type': "
+            "'invalid_request_error'}}",
+            "content_filter",
+        ),
+        (
+            "Error code: 403 - {'code': 'The caller does not have permission to execute the specified operation', "
+            "'error': 'Content violates usage guidelines. Failed check: SAFETY_CHECK_TYPE_BIO'}",
+            "content_filter",
+        ),
+        (
+            'Error: Z.AI API error (400 Bad Request): {"error":{"code":"1261","message":"Prompt exceeds max length"}}',
+            "context_length",
+        ),
+        (
+            "API error: Error code: 403 - {'code': 30011, 'message': 'The selected model requires paid balance. "
+            "Your paid balance is insufficient. Please top up and try again.', 'data': None}",
+            "quota",
+        ),
+        ('{\n  "error": true,\n  "message": "Failed to fetch"\n}', "network"),
+        ('{\n  "candidates": [{"content": {"role": "model"}, "finishReason": "MAX_TOKENS"}]\n}', "incomplete"),
+        (
+            'unexpected status 502 Bad Gateway: DeepSeek 400: {"error":{"message":"An assistant message with '
+            "'tool_calls' must be followed by tool messages responding to each 'tool_call_id'.\"}}",
+            "other",
+        ),
+        ("请求速度过快，被服务商限制了访问频率，请稍后再试。", "rate_limit"),
+    ],
+)
+def test_provider_words_of_the_third_batch_name_their_cause_over_the_status(reply, category):
+    assert category_of(reply) == category
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "User location is not supported errors come from Gemini's region check; a Vertex AI endpoint in a "
+        "supported region avoids them.",
+        "A DeploymentNotFound error means the deployment name in your config does not match the one in Azure.",
+        "Content Exists Risk 是 DeepSeek 的内容审核提示，说明输入触发了风控，换个说法即可。",
+        "Failed to fetch usually means the browser could not reach the API at all: check CORS and the base URL.",
+        "If the balance is insufficient, top up in the console; the key keeps working after that.",
+        "The model does not exist error is what you get when the model name has a typo.",
+        "The 500 from Ollama with `model requires more system memory (127.8 GiB) than is available (13.2 GiB)` is "
+        "a resource limit, not a bug (pick a smaller model).",
+    ],
+)
+def test_prose_about_the_third_batch_s_provider_words_is_left_alone(reply):
+    assert judge(reply) is None
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [
+        (
+            "Failed to get answer\n\nCaused by:\n    Blocked by safety settings, consider adjusting "
+            "`block_threshold` in the client configuration",
+            "content_filter",
+        ),
+        (
+            'Exception in thread "main" java.lang.RuntimeException: chat failed\nCaused by: '
+            "java.net.SocketTimeoutException: Read timed out",
+            "timeout",
+        ),
+    ],
+)
+def test_an_error_chain_with_a_caused_by_line_opens_an_error(reply, category):
+    assert category_of(reply) == category
+
+
+def test_an_answer_that_mentions_a_cause_later_does_not_open_an_error_chain():
+    reply = (
+        "The build broke on Tuesday.\nThe root cause, as the log says, was a timed out download; "
+        "caused by: a mirror that was down."
+    )
+    assert judge(reply) is None
+
+
+def test_a_provider_sentence_may_run_on_for_one_clause_after_a_comma_before_it_goes_on():
+    assert category_of("请求速度过快，被服务商限制了访问频率，请稍后再试。") == "rate_limit"
+
+
+def test_a_clause_after_a_comma_with_a_verb_of_prose_is_not_a_provider_sentence():
+    assert category_of("Rate limit exceeded, which is what the docs call a 429; please retry later.") is None

@@ -140,3 +140,13 @@ def test_a_model_verdict_takes_the_category_of_the_pattern_whose_words_appear_in
 def test_a_model_verdict_keeps_its_own_category_when_no_pattern_words_appear():
     verdict = ModelVerdict(probability=0.93, category="timeout", retryable=True)
     assert model_verdict_named("The assistant produced nothing further for this step.", verdict) == verdict
+
+
+@pytest.mark.parametrize("reply", ["zebra quartz a1b2c3 happened", "工作流、访问、令牌", "令牌已更新"])
+def test_the_model_leaves_a_reply_shorter_than_a_sentence_to_the_patterns(reply):
+    assert model_score(reply) is not None and model_detect(reply) is None
+
+
+def test_the_model_still_judges_a_short_provider_sentence_of_a_sentence_s_width():
+    reply = "The engine is currently overloaded, please try again later."
+    assert model_detect(reply) is not None and model_detect(reply).category == "overloaded"
