@@ -232,6 +232,27 @@ BUILTINS: list[dict] = [
         "A request the provider refused because tool calls were not answered: the body's cause, "
         "whatever status it came with.",
     ),
+    _builtin(
+        "no-response-returned",
+        "No response returned",
+        "regex:no response (?:returned|received)",
+        "incomplete",
+        True,
+        12,
+        'A client that got nothing back ("No response returned", "No response received from the model").',
+    ),
+    _builtin(
+        "empty-placeholder", "(empty)", "(empty)", "incomplete", True, 12, "A reply that is only an empty marker."
+    ),
+    _builtin(
+        "invalid-parameters-zh",
+        "参数有误",
+        "regex:(?:api ?)?(?:调用|请求)?参数(?:有误|错误)",
+        "other",
+        False,
+        18,
+        "Zhipu and others: API 调用参数有误, 请求参数错误.",
+    ),
     # --- one-api's "upstream saturated": its message beats the code it is sent with --------------
     _builtin(
         "upstream-saturated-zh",

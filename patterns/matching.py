@@ -239,7 +239,8 @@ _SENTENCE_LEAD = _LEAD + r"(?:[45]\d\d[ :：-]+)?"
 _ARTICLE = r"(?:the|an?) \pL"
 
 #: An error label in any dress: up to two words, a token ending in an error noun,
-#: up to two qualifiers ("from X", "in thread", a status code, "(…)"; not "handling"), closing marks, then ":", a newline, "(" or ",":
+#: up to two qualifiers ("from X", "in thread", a status code, "(…)", "信息", "可能原因"; not "handling"), closing marks,
+#: then ":", a newline, "(" or ",":
 #: "Error:", "[Error]:", "**Error:**", "API Error (", "Upstream error from X:",
 #: "openai.RateLimitError:", "错误：", "[Agent运行错误]:", "Something went wrong:". A bare "detail"
 #: needs ":", "(" or a newline: "… test client: list, detail, create" is a list, not a label. A label
@@ -247,7 +248,7 @@ _ARTICLE = r"(?:the|an?) \pL"
 #: words or a qualifier it is prose ("Reading the error, …", "catch FooException from Bar, …").
 _QUALIFIERS = (
     r"[\]*]*(?: (?:from|in|on|at|while|calling|during|for|occurred|details?|message|code|text|response|type)\b"
-    r"(?: [^\s:：]+)?| \d{3}\b| \([^)\n]{0,40}\)){0,2}[\"\]*]* ?"
+    r"(?: [^\s:：]+)?| \d{3}\b| \([^)\n]{0,40}\)|(?:可能)?(?:信息|详情|原因|代码|提示|描述)){0,2}[\"\]*]* ?"
 )
 _NOUN = r"(?:error|exception|failure|错误|失败|报错|出错|ошибка|wrong)"
 _LABEL = (

@@ -524,3 +524,30 @@ def test_a_provider_sentence_may_run_on_for_one_clause_after_a_comma_before_it_g
 
 def test_a_clause_after_a_comma_with_a_verb_of_prose_is_not_a_provider_sentence():
     assert category_of("Rate limit exceeded, which is what the docs call a 429; please retry later.") is None
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [
+        ("错误可能原因： 请求速度过快，被服务商限制了访问频率", "rate_limit"),
+        ("错误详情：余额不足，请充值后再试", "quota"),
+        ("No response returned", "incomplete"),
+        ("No response received from the model.", "incomplete"),
+        ("(empty)", "incomplete"),
+        ("API 调用参数有误，请检查文档。 (code: 1210)", "other"),
+    ],
+)
+def test_chinese_label_qualifiers_and_empty_or_refused_requests_name_their_cause(reply, category):
+    assert category_of(reply) == category
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "参数错误通常是因为字段名拼写不对，对照文档改一下即可。",
+        "The (empty) marker in the log means the agent wrote nothing for that step; the retry wrote the summary.",
+        "No response returned by the webhook is expected: it answers 204 and the engine moves on.",
+    ],
+)
+def test_prose_about_empty_replies_or_bad_parameters_is_left_alone(reply):
+    assert judge(reply) is None
