@@ -1,6 +1,7 @@
 """The pattern pages under /patterns/ (SPEC §3.5): staff only, plain HTML forms
 with CSRF, no JavaScript needed. Every change goes through ``patterns.changes``."""
 
+from django.conf import settings
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.shortcuts import get_object_or_404, redirect, render
@@ -14,6 +15,7 @@ from patterns import changes, marks, trials
 from patterns.detection import compile_status, current_matcher, detect_matches, reply_detect
 from patterns.filters import PatternFilter
 from patterns.forms import PatternForm, TryReplyForm
+from patterns.matching import model_may_judge
 from patterns.models import Category, HermesErrorPattern, PatternChange
 from project.errors import Conflict, Invalid
 from project.pages import staff_page
@@ -76,7 +78,16 @@ def try_reply(text: str) -> dict:
         }
     found = judged.detection
     if found is None:
-        return {"found": None, "before": text, "match": "", "after": "", "matches": [], **score}
+        left_out = judged.model_score is not None and not model_may_judge(text, head_chars=settings.PATTERNS_SCAN_CHARS)
+        return {
+            "found": None,
+            "before": text,
+            "match": "",
+            "after": "",
+            "matches": [],
+            "model_left_out": left_out,
+            **score,
+        }
     start, end = found.span
     return {
         "found": found,

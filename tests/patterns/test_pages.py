@@ -384,8 +384,27 @@ def test_try_a_reply_shows_the_model_score_of_an_ordinary_answer(staff_browser):
     assert response.context["result"]["model_score"] < 0.5 and "counts as a success" in response.content.decode()
 
 
+def test_try_a_reply_says_the_model_leaves_a_short_reply_to_the_patterns(staff_browser):
+    response = staff_browser.post("/patterns/try/", {"text": "工作流、访问、令牌"})
+    page = response.content.decode()
+    assert response.context["result"]["model_score"] is not None and 'id="try-model-left-out"' in page
+    assert "counts as a success" in page
+
+
+def test_try_a_reply_says_nothing_of_the_model_s_reach_for_a_sentence_it_judged(staff_browser):
+    response = staff_browser.post(
+        "/patterns/try/", {"text": "The summary is attached and the figures are in the table."}
+    )
+    assert 'id="try-model-left-out"' not in response.content.decode()
+
+
 def test_the_history_says_how_a_change_was_made_in_chinese(staff_browser):
     seeded = HermesErrorPattern.objects.get(key="http-429")
     page = staff_browser.get(f"/patterns/{seeded.pk}/", HTTP_ACCEPT_LANGUAGE="zh-Hans").content.decode()
     history = page.split('id="history"')[1]
     assert "<td>迁移</td>" in history and "<td>migration</td>" not in history
+
+
+def test_try_a_reply_says_in_chinese_that_the_model_leaves_a_short_reply_to_the_patterns(staff_browser):
+    response = staff_browser.post("/patterns/try/", {"text": "工作流、访问、令牌"}, HTTP_ACCEPT_LANGUAGE="zh-Hans")
+    assert "检测模型不评判这条回复" in response.content.decode()
