@@ -235,23 +235,38 @@ BUILTINS: list[dict] = [
     _builtin(
         "no-response-returned",
         "No response returned",
-        "regex:no response (?:returned|received)",
+        "regex:^no response returned\\.?$",
         "incomplete",
         True,
         12,
-        'A client that got nothing back ("No response returned", "No response received from the model").',
+        'A client that got nothing back: the whole reply is "No response returned".',
     ),
     _builtin(
-        "empty-placeholder", "(empty)", "(empty)", "incomplete", True, 12, "A reply that is only an empty marker."
+        "no-response-received",
+        "No response received",
+        "regex:^no response received\\.?$",
+        "incomplete",
+        True,
+        12,
+        'A client that got nothing back: the whole reply is "No response received".',
+    ),
+    _builtin(
+        "empty-placeholder",
+        "(empty)",
+        "regex:^\\(empty\\)$",
+        "incomplete",
+        True,
+        12,
+        "A reply that is only an empty marker.",
     ),
     _builtin(
         "invalid-parameters-zh",
         "参数有误",
-        "regex:(?:api ?)?(?:调用|请求)?参数(?:有误|错误)",
+        "regex:(?:api ?)?(?:调用|请求)?参数有误|请求参数错误",
         "other",
         False,
-        18,
-        "Zhipu and others: API 调用参数有误, 请求参数错误.",
+        48,
+        "Zhipu and others: API 调用参数有误, 请求参数错误 (a generic cause: after the specific ones).",
     ),
     # --- one-api's "upstream saturated": its message beats the code it is sent with --------------
     _builtin(
@@ -338,12 +353,21 @@ BUILTINS: list[dict] = [
     ),
     _builtin(
         "usage-guidelines",
-        "Violates usage guidelines / blocked by safety settings",
-        "regex:violat\\w* (?:the |our )?(?:usage|content) (?:guidelines|polic\\w*)|blocked by safety",
+        "Content violates usage guidelines",
+        "regex:content violates (?:the |our )?usage (?:guidelines|polic\\w*)",
         "content_filter",
         False,
         20,
-        "A request refused by the provider's usage rules or safety settings.",
+        "A request refused by the provider's usage rules (xAI's \"Content violates usage guidelines\").",
+    ),
+    _builtin(
+        "blocked-by-safety",
+        "Blocked by safety settings",
+        "blocked by safety",
+        "content_filter",
+        False,
+        20,
+        "A request or answer blocked by the provider's safety settings (Gemini).",
     ),
     # --- a retry hint: a short wait means a rate limit, whatever the text calls it ---------------
     _builtin(
@@ -546,13 +570,12 @@ BUILTINS: list[dict] = [
         22,
         "SiliconFlow: the model needs a paid balance.",
     ),
-    _builtin("please-top-up", "Please top up", "please top up", "quota", False, 22, "Top up the balance to continue."),
     # --- model not found -------------------------------------------------------------------------
     _builtin("model-not-found", "Model not found", "model_not_found", "model_not_found", False, 24, "model_not_found."),
     _builtin(
         "model-does-not-exist",
         "Model does not exist",
-        "regex:model\\W[^\\n]{0,50}?(?:not found|does not exist)",
+        "regex:(?:the )?model\\W[^\\n]{0,50}?(?:not found|does not exist)",
         "model_not_found",
         False,
         24,
@@ -809,7 +832,6 @@ BUILTINS: list[dict] = [
         28,
         "A key the provider cannot find.",
     ),
-    _builtin("access-is-denied", "Access is denied", "access is denied", "auth", False, 28, "Access is denied."),
     _builtin(
         "not-authorized-to-perform",
         "Not authorized to perform",
@@ -972,7 +994,7 @@ BUILTINS: list[dict] = [
     _builtin(
         "request-speed-zh",
         "请求速度过快",
-        "regex:(?:请求|访问|调用)?速度过快|限制了?(?:您的)?访问频率",
+        "regex:(?:请求)?速度过快(?:，?被服务商限制了?访问频率)?",
         "rate_limit",
         True,
         32,
@@ -1048,7 +1070,7 @@ BUILTINS: list[dict] = [
     _builtin(
         "failed-to-fetch",
         "Failed to fetch",
-        "failed to fetch",
+        "regex:failed to fetch(?:[\"'.]|$)",
         "network",
         True,
         36,

@@ -233,13 +233,13 @@ LONG_PHRASE_CHARS = 30
 #: A few leading symbols (emoji, brackets, bullets, bold marks) but no quote,
 #: backtick or blockquote: a quoted or fenced error is an answer about an error.
 _LEAD = r"[^\pL\pN`\"“'>\n]{0,6}"
-#: Where a provider sentence may start: after the lead and a bare 4xx/5xx status ("429 余额不足，请充值。"),
-#: and after an article before a word ("The model or endpoint x does not exist …", not "The 500 from …").
+#: Where a provider sentence may start: after the lead and a bare 4xx/5xx status ("429 余额不足，请充值。").
+#: Not after an article: "The quota resets at midnight." is prose; a built-in names its own "(?:the )?".
 _SENTENCE_LEAD = _LEAD + r"(?:[45]\d\d[ :：-]+)?"
-_ARTICLE = r"(?:the|an?) \pL"
 
 #: An error label in any dress: up to two words, a token ending in an error noun,
-#: up to two qualifiers ("from X", "in thread", a status code, "(…)", "信息", "可能原因"; not "handling"), closing marks,
+#: up to two qualifiers ("from X", "in thread", a status code, "(…)", "信息", "详情"; not "handling", nor "原因" or
+#: "提示", which open explanations: "错误原因：第 42 行…"), closing marks,
 #: then ":", a newline, "(" or ",":
 #: "Error:", "[Error]:", "**Error:**", "API Error (", "Upstream error from X:",
 #: "openai.RateLimitError:", "错误：", "[Agent运行错误]:", "Something went wrong:". A bare "detail"
@@ -248,7 +248,7 @@ _ARTICLE = r"(?:the|an?) \pL"
 #: words or a qualifier it is prose ("Reading the error, …", "catch FooException from Bar, …").
 _QUALIFIERS = (
     r"[\]*]*(?: (?:from|in|on|at|while|calling|during|for|occurred|details?|message|code|text|response|type)\b"
-    r"(?: [^\s:：]+)?| \d{3}\b| \([^)\n]{0,40}\)|(?:可能)?(?:信息|详情|原因|代码|提示|描述)){0,2}[\"\]*]* ?"
+    r"(?: [^\s:：]+)?| \d{3}\b| \([^)\n]{0,40}\)|信息|详情){0,2}[\"\]*]* ?"
 )
 _NOUN = r"(?:error|exception|failure|错误|失败|报错|出错|ошибка|wrong)"
 _LABEL = (
@@ -270,10 +270,11 @@ _EXCEPTION = (
 )
 #: Retry and transport wrappers (hermes-agent, SDKs, LangChain, axios, urllib3, Go's net/http:
 #: 'Post "https://…": context deadline exceeded', "Failed to get response from OpenAI …"), and an
-#: error chain: a first line, then a "Caused by:" line (Rust's anyhow, Java's stack traces).
+#: error chain: a first line that starts with a failure ("Failed to get answer"), then a "Caused by:" line
+#: (Rust's anyhow, Java's stack traces); a commit message or a postmortem's "Caused by:" is prose.
 _WRAPPER = (
     r"(?:\w+ ){0,3}failed after \d+ \w+[:.]|invalid api response|retrying \S+ in|request failed with"
-    r"|[^\n]{1,80}\n\s*caused by:"
+    r"|(?:failed|unable|could not|cannot|exception)\b[^\n]{0,80}\n\s*caused by:"
     r"|failed to get (?:an? )?(?:\w+ )?response from"
     r"|\w*pool\(|❌|✕|✖|⛔|🚫|(?:get|post|put|patch|delete) \"https?://[^\"\s]{1,200}\":"
 )
@@ -299,7 +300,7 @@ _BODY = (
     + _LABEL
     + "|"
     + _STATUS
-    + r")|[\[{](?s:.){0,80}?[\"'](?:finish|block)_?reason[\"']\s*:\s*[\"'](?-i:SAFETY|PROHIBITED_CONTENT|BLOCKLIST|SPII|MAX_TOKENS|length)\b"
+    + r")|[\[{](?s:.){0,200}?[\"'](?:finish|block)_?reason[\"']\s*:\s*[\"'](?-i:SAFETY|PROHIBITED_CONTENT|BLOCKLIST|SPII|MAX_TOKENS|length)\b"
 )
 
 #: A log line's source prefix (loguru's "app.llm:ask_tool:260 - "), optional.
@@ -366,9 +367,9 @@ _GOES_ON = (
 _DETAIL = r"(?:" + _GOES_ON + r"|[\d\"'“{\[(<]|https?:|(?-i:[A-Z]{2,})|sk-|\S*[_\d])"
 #: The end of a short provider sentence, tried right after the phrase.
 _SENTENCE_END = r"\s*(?:\z|请|您|[.!。！?？,，;；…]+\s*(?:\z|" + _GOES_ON + r")|[(（\[]|[:：]\s*" + _DETAIL + r")"
-#: The rest of the phrase's sentence (a few words, no line break; one clause after a comma: "请求速度过快，
-#: 被服务商限制了访问频率，请稍后再试。"), before its end.
-_SENTENCE_REST = r"[,，]?\s*[^\n.!?。！？,，;；:：(（\[]{1,100}"
+#: The rest of the phrase's sentence (a few words, no line break), before its end. Not past a comma:
+#: "余额不足，已自动切换到备用账户并完成任务。" and "Timed out, retried and finished." are reports.
+_SENTENCE_REST = r"[^\n.!?。！？,，;；:：(（\[]{1,100}"
 
 
 #: A head that names this many different 4xx/5xx statuses is a reference about statuses (a
@@ -491,7 +492,6 @@ _DEFINITION_RE = _vocabulary(_DEFINITION)
 _QUOTE_MARK_RE = _vocabulary(_QUOTE_MARK)
 _QUOTE_START_RE = _vocabulary(_QUOTE_START)
 _SENTENCE_LEAD_RE = _vocabulary(_SENTENCE_LEAD)
-_ARTICLE_RE = _vocabulary(_ARTICLE)
 _TAIL_LEAD_RE = _vocabulary(_TAIL_LEAD)
 _TAIL_BLOCK_RE = _vocabulary(_TAIL_BLOCK)
 _CONNECTOR_RE = _vocabulary(_CONNECTOR)
@@ -535,9 +535,8 @@ def error_regions(text: str, *, head_chars: int, tail_chars: int) -> list[Region
       and up to :data:`OPENING_REACH` characters after it, within the head
       window;
     * the reply is one provider sentence: the head window, as a sentence
-      region (the pattern must start it, after a few symbols, a bare
-      4xx/5xx status and an article before a word: "429 余额不足，请充值。",
-      "The model x does not exist …");
+      region (the pattern must start it, after a few symbols and a bare
+      4xx/5xx status: "429 余额不足，请充值。");
     * an error ends the reply: a line in the tail window that starts with a
       strong opening and runs with only continuation lines to the end, and
       the last paragraph (as a sentence region) when no line of it is quoted
@@ -562,9 +561,7 @@ def error_regions(text: str, *, head_chars: int, tail_chars: int) -> list[Region
         ):
             regions.append(Region(0, min(head_end, opening.end() + OPENING_REACH)))
         lead = _SENTENCE_LEAD_RE.match(head)
-        lead_end = lead.end() if lead is not None else 0
-        article = _ARTICLE_RE.match(head, lead_end)
-        regions.append(Region(0, head_end, article.end() - 1 if article is not None else lead_end))
+        regions.append(Region(0, head_end, lead.end() if lead is not None else 0))
     if size > head_end and tail_chars <= 0:
         return regions
     tail_start = max(0, size - tail_chars) if size > head_end else 0
