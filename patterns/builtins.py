@@ -216,7 +216,7 @@ BUILTINS: list[dict] = [
     _builtin(
         "finish-reason-length",
         "Finish reason: output cap",
-        "regex:finish_?reason[\"']?\\s*:\\s*[\"']?(?:max_tokens|length)\\b",
+        "regex:finish_?reason[\"']?\\s*:\\s*[\"'](?-i:MAX_TOKENS)",
         "incomplete",
         False,
         12,
@@ -262,7 +262,7 @@ BUILTINS: list[dict] = [
     _builtin(
         "invalid-parameters-zh",
         "参数有误",
-        "regex:(?:api ?)?(?:调用|请求)?参数有误|请求参数错误",
+        "regex:api ?调用参数有误",
         "other",
         False,
         48,
@@ -354,7 +354,7 @@ BUILTINS: list[dict] = [
     _builtin(
         "usage-guidelines",
         "Content violates usage guidelines",
-        "regex:content violates (?:the |our )?usage (?:guidelines|polic\\w*)",
+        "regex:content violates usage guidelines\\. failed check",
         "content_filter",
         False,
         20,
@@ -363,7 +363,7 @@ BUILTINS: list[dict] = [
     _builtin(
         "blocked-by-safety",
         "Blocked by safety settings",
-        "blocked by safety",
+        "blocked by safety settings",
         "content_filter",
         False,
         20,
@@ -555,7 +555,7 @@ BUILTINS: list[dict] = [
     _builtin(
         "balance-insufficient",
         "Balance is insufficient",
-        "regex:balance is (?:insufficient|not enough|too low)",
+        "regex:(?:paid|account|wallet) balance is (?:insufficient|not enough)",
         "quota",
         False,
         22,
@@ -564,7 +564,7 @@ BUILTINS: list[dict] = [
     _builtin(
         "paid-balance-required",
         "Requires paid balance",
-        "regex:requires (?:a )?paid balance",
+        "model requires paid balance",
         "quota",
         False,
         22,
@@ -573,9 +573,18 @@ BUILTINS: list[dict] = [
     # --- model not found -------------------------------------------------------------------------
     _builtin("model-not-found", "Model not found", "model_not_found", "model_not_found", False, 24, "model_not_found."),
     _builtin(
+        "model-or-endpoint-does-not-exist",
+        "Model or endpoint does not exist",
+        "regex:(?:the )?model or endpoint \\S+ does not exist",
+        "model_not_found",
+        False,
+        24,
+        "Volcengine Ark: the model or endpoint does not exist or you have no access to it.",
+    ),
+    _builtin(
         "model-does-not-exist",
         "Model does not exist",
-        "regex:(?:the )?model\\W[^\\n]{0,50}?(?:not found|does not exist)",
+        "regex:model\\W[^\\n]{0,50}?(?:not found|does not exist)",
         "model_not_found",
         False,
         24,
@@ -638,7 +647,7 @@ BUILTINS: list[dict] = [
     _builtin(
         "deployment-not-found",
         "Deployment not found",
-        "regex:deployment ?not ?found|deployment for this resource does not exist",
+        "regex:[\"']deploymentnotfound|deployment for this resource does not exist",
         "model_not_found",
         False,
         24,
@@ -739,9 +748,18 @@ BUILTINS: list[dict] = [
         "context-length-zh", "上下文长度超限", "regex:上下文长度|长度超", "context_length", False, 26, "上下文长度超限."
     ),
     _builtin(
+        "input-token-count-exceeds",
+        "Input token count exceeds the maximum",
+        "regex:input token count \\(\\d+\\) exceeds the maximum",
+        "context_length",
+        False,
+        26,
+        "Gemini: the input token count exceeds the maximum number of tokens allowed.",
+    ),
+    _builtin(
         "prompt-exceeds-max-length",
         "Prompt exceeds max length",
-        "regex:(?:prompt|input|messages?) exceeds? (?:the )?max(?:imum)?[ _]?(?:length|tokens)",
+        "prompt exceeds max length",
         "context_length",
         False,
         26,
@@ -817,25 +835,35 @@ BUILTINS: list[dict] = [
     _builtin(
         "user-location-not-supported",
         "User location is not supported",
-        "user location is not supported",
+        "user location is not supported for the api use",
         "auth",
         False,
-        28,
-        "Gemini refusing a caller's region (FAILED_PRECONDITION): access, not a bad request.",
+        21,
+        "Gemini refusing a caller's region (FAILED_PRECONDITION): access, not a bad request; before billing, "
+        "whose words its message may carry.",
     ),
     _builtin(
         "api-key-not-found",
         "API key not found",
-        "regex:api[_ ]?key (?:not found|is missing)",
+        "regex:api key not found\\. please pass",
         "auth",
         False,
         28,
         "A key the provider cannot find.",
     ),
     _builtin(
+        "model-access-denied",
+        "Model access is denied",
+        "model access is denied",
+        "auth",
+        False,
+        28,
+        "Bedrock: model access is denied (IAM or AWS Marketplace).",
+    ),
+    _builtin(
         "not-authorized-to-perform",
         "Not authorized to perform",
-        "not authorized to perform",
+        "regex:not authorized to perform(?::| the required)",
         "auth",
         False,
         28,
@@ -994,7 +1022,7 @@ BUILTINS: list[dict] = [
     _builtin(
         "request-speed-zh",
         "请求速度过快",
-        "regex:(?:请求)?速度过快(?:，?被服务商限制了?访问频率)?",
+        "regex:(?:请求)?速度过快，?被服务商限制了?访问频率",
         "rate_limit",
         True,
         32,

@@ -238,8 +238,8 @@ _LEAD = r"[^\pL\pN`\"“'>\n]{0,6}"
 _SENTENCE_LEAD = _LEAD + r"(?:[45]\d\d[ :：-]+)?"
 
 #: An error label in any dress: up to two words, a token ending in an error noun,
-#: up to two qualifiers ("from X", "in thread", a status code, "(…)", "信息", "详情"; not "handling", nor "原因" or
-#: "提示", which open explanations: "错误原因：第 42 行…"), closing marks,
+#: up to two qualifiers ("from X", "in thread", a status code, "(…)"; not "handling", nor Chinese ones: "错误原因：第
+#: 42 行…" and "错误信息：无。" open explanations and reports), closing marks,
 #: then ":", a newline, "(" or ",":
 #: "Error:", "[Error]:", "**Error:**", "API Error (", "Upstream error from X:",
 #: "openai.RateLimitError:", "错误：", "[Agent运行错误]:", "Something went wrong:". A bare "detail"
@@ -248,7 +248,7 @@ _SENTENCE_LEAD = _LEAD + r"(?:[45]\d\d[ :：-]+)?"
 #: words or a qualifier it is prose ("Reading the error, …", "catch FooException from Bar, …").
 _QUALIFIERS = (
     r"[\]*]*(?: (?:from|in|on|at|while|calling|during|for|occurred|details?|message|code|text|response|type)\b"
-    r"(?: [^\s:：]+)?| \d{3}\b| \([^)\n]{0,40}\)|信息|详情){0,2}[\"\]*]* ?"
+    r"(?: [^\s:：]+)?| \d{3}\b| \([^)\n]{0,40}\)){0,2}[\"\]*]* ?"
 )
 _NOUN = r"(?:error|exception|failure|错误|失败|报错|出错|ошибка|wrong)"
 _LABEL = (
@@ -292,7 +292,8 @@ _STATUS = (
 #: Error bodies printed as JSON or as a Python dict ({"error": …, {'detail': …, MiniMax's {"base_resp": …,
 #: Baidu's {"error_code": …, "error_msg": …), a body whose "message" is an error ('{"message":"API error
 #: occurred: Status 429 …'), and Gemini's answer blocked for safety ('{"promptFeedback": {"blockReason":
-#: "SAFETY"', '"finishReason": "SAFETY"') or cut off ('"finishReason": "MAX_TOKENS"', '"finish_reason": "length"');
+#: "SAFETY"', '"finishReason": "SAFETY"') or cut off ('"finishReason": "MAX_TOKENS"'; not OpenAI's "length", which
+#: a log-triage table lists beside "stop");
 #: a "STOP" finish is an answer.
 _BODY = (
     r"[\[{](?s:.){0,30}?[\"'](?:error(?:_code|_msg)?|detail|base_resp)[\"']\s*:"
@@ -300,7 +301,7 @@ _BODY = (
     + _LABEL
     + "|"
     + _STATUS
-    + r")|[\[{](?s:.){0,200}?[\"'](?:finish|block)_?reason[\"']\s*:\s*[\"'](?-i:SAFETY|PROHIBITED_CONTENT|BLOCKLIST|SPII|MAX_TOKENS|length)\b"
+    + r")|[\[{](?s:.){0,200}?[\"'](?:finish|block)_?reason[\"']\s*:\s*[\"'](?-i:SAFETY|PROHIBITED_CONTENT|BLOCKLIST|SPII|MAX_TOKENS)\b"
 )
 
 #: A log line's source prefix (loguru's "app.llm:ask_tool:260 - "), optional.

@@ -525,7 +525,6 @@ def test_a_clause_after_a_comma_with_a_verb_of_prose_is_not_a_provider_sentence(
 @pytest.mark.parametrize(
     "reply, category",
     [
-        ("错误详情：余额不足，请充值后再试", "quota"),
         ("No response returned", "incomplete"),
         ("No response received.", "incomplete"),
         ("(empty)", "incomplete"),
@@ -598,3 +597,48 @@ def test_a_pretty_printed_response_cut_off_at_max_tokens_is_incomplete():
         '      },\n      "finishReason": "MAX_TOKENS",\n      "index": 0\n    }\n  ]\n}'
     )
     assert category_of(reply) == "incomplete"
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "The model weights were not found in the local cache, so the first run downloads about 4 GB.",
+        "The model checkpoint path does not exist on the new server; copy it over from /data/old before training.",
+        "错误信息：无。12 个任务全部成功，耗时 3 分 20 秒，没有出现超时或限流。",
+        "错误详情：无。本次同步 1,204 条记录全部成功，没有出现网络超时。",
+        "Content violates our usage policies: it promotes self-harm. Recommend removal.",
+        "Blocked by safety filter: 3 posts (ids 12, 19, 44). All others were approved and published.",
+        "Balance is insufficient for the ¥5000 transfer (current balance ¥3200).",
+        "速度过快（超过限速 20% 以上未达 50%）记 6 分，罚款 200 元。",
+        "参数有误（第 3 行的日期格式），已改成 YYYY-MM-DD 并重新导入，共 120 行全部成功。",
+        "finish_reason: length — the model hit max_tokens before it finished.",
+        '[{"request_id": "a1", "finish_reason": "length", "action": "raised max_tokens to 4096"}]',
+        "Message exceeds max length of 2000 characters (Discord's limit), so I split the summary into three posts.",
+        "User location is not supported by the Garmin export, so the map view in the report stays empty.",
+        "API key is missing: 3 of 12 services (billing, search, mail); I added them to the secrets file.",
+        "Not authorized to perform the CreateBucket action (IAM) was the root cause; I attached the S3 policy.",
+        "Deployment not found in namespace staging (checked with kubectl get deploy -n staging), so I created it.",
+        "Requires a paid balance: Qwen2.5-72B and DeepSeek-R1 (Pro). Free tier: Qwen2.5-7B and GLM-4-9B.",
+    ],
+)
+def test_reports_glossaries_and_verdicts_in_the_new_built_ins_words_are_left_alone(reply):
+    assert judge(reply) is None
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [
+        (
+            "Error code: 400 - {'error': {'code': 400, 'message': 'User location is not supported for the API use "
+            "without a billing account linked.', 'status': 'FAILED_PRECONDITION'}}",
+            "auth",
+        ),
+        (
+            "Error code: 400 - {'error': {'code': 400, 'message': 'The input token count (1200000) exceeds the "
+            "maximum number of tokens allowed (1048576).', 'status': 'INVALID_ARGUMENT'}}",
+            "context_length",
+        ),
+    ],
+)
+def test_gemini_s_region_and_token_count_refusals_name_their_cause(reply, category):
+    assert category_of(reply) == category
