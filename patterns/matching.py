@@ -366,8 +366,23 @@ _GOES_ON = (
 )
 #: Details after ":" in a provider message (not a definition: "余额不足：指…").
 _DETAIL = r"(?:" + _GOES_ON + r"|[\d\"'“{\[(<]|https?:|(?-i:[A-Z]{2,})|sk-|\S*[_\d])"
-#: The end of a short provider sentence, tried right after the phrase.
-_SENTENCE_END = r"\s*(?:\z|请|您|[.!。！?？,，;；…]+\s*(?:\z|" + _GOES_ON + r")|[(（\[]|[:：]\s*" + _DETAIL + r")"
+#: What may follow a closed bracket after a short provider sentence's phrase: the end, a line break, another
+#: bracket, a stop, a comma before how provider messages go on, details after a colon, "after 3 retries".
+_END_AFTER_BRACKET = (
+    r"\s*(?:\z|\n|[(（\[]|请|您|[.!。！?？…]|[,，;；]\s*" + _GOES_ON + r"|[:：]\s*" + _DETAIL + r"|after \d+ )"
+)
+#: The end of a short provider sentence, tried right after the phrase: the reply's end, a stop and then how
+#: provider messages go on, details after a colon, or a bracket ("(code 1113)", "（错误码 1113）") that closes
+#: and is followed by :data:`_END_AFTER_BRACKET` ("参数有误（第 3 行），已改成…" is a report).
+_SENTENCE_END = (
+    r"\s*(?:\z|请|您|[.!。！?？,，;；…]+\s*(?:\z|"
+    + _GOES_ON
+    + r")|[(（\[][^)）\]\n]{0,120}[)）\]]"
+    + _END_AFTER_BRACKET
+    + r"|[:：]\s*"
+    + _DETAIL
+    + r")"
+)
 #: The rest of the phrase's sentence (a few words, no line break), before its end. Not past a comma:
 #: "余额不足，已自动切换到备用账户并完成任务。" and "Timed out, retried and finished." are reports.
 _SENTENCE_REST = r"[^\n.!?。！？,，;；:：(（\[]{1,100}"

@@ -642,3 +642,28 @@ def test_reports_glossaries_and_verdicts_in_the_new_built_ins_words_are_left_alo
 )
 def test_gemini_s_region_and_token_count_refusals_name_their_cause(reply, category):
     assert category_of(reply) == category
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Rate limit exceeded (see the dashboard), so I paused the crawler for an hour.",
+        "余额不足（账户还剩 3 元），已切换到备用账户完成任务。",
+        "Content Exists Risk (DeepSeek's moderation flag): the input tripped its filter, so rephrase the prompt.",
+    ],
+)
+def test_a_bracket_after_a_provider_phrase_followed_by_prose_is_not_a_provider_sentence(reply):
+    assert judge(reply) is None
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [
+        ("Insufficient Balance (code 1113), please top up.", "quota"),
+        ("余额不足（错误码 1113），请充值后再试。", "quota"),
+        ("分组 default 下模型 gpt-4o 无可用渠道（distributor） (request id: 20250301)", "model_not_found"),
+        ("Request payload too large (413). Cannot compress further.", "context_length"),
+    ],
+)
+def test_a_bracket_after_a_provider_phrase_followed_by_how_provider_messages_go_on_is_one(reply, category):
+    assert category_of(reply) == category
