@@ -388,6 +388,13 @@ _SENTENCE_END = (
 _SENTENCE_REST = r"[^\n.!?。！？,，;；:：(（\[]{1,100}"
 
 
+#: A value with a preposition right after the phrase's colon: a spec or glossary line ("Rate limit: 60 requests
+#: per minute per key.", "Timeout: 30 s for each call", SPEC §3.3), not a provider's detail ("Insufficient
+#: balance: 0.00 CNY. Please recharge.").
+_SPEC_VALUE = r"\s*[:：]\s*\d[^\n.。!！?？;；]{0,80}?\b(?:per|for|each|of)\b"
+_VALUE_GOES_ON = r"\s*[:：]\s*\d[^\n.。!！?？;；]{0,160}[.。!！?？;；]+\s*" + _GOES_ON
+
+
 #: A head that names this many different 4xx/5xx statuses is a reference about statuses (a
 #: glossary, a table, "400 Invalid Format, 401 Authentication Fails, 402 …"), not one error.
 STATUS_REFERENCE_CODES = 3
@@ -514,6 +521,8 @@ _CONNECTOR_RE = _vocabulary(_CONNECTOR)
 _PROSE_RE = _vocabulary(_PROSE)
 _SENTENCE_END_RE = _vocabulary(_SENTENCE_END)
 _SENTENCE_REST_RE = _vocabulary(_SENTENCE_REST)
+_SPEC_VALUE_RE = _vocabulary(_SPEC_VALUE)
+_VALUE_GOES_ON_RE = _vocabulary(_VALUE_GOES_ON)
 
 
 @dataclass(frozen=True)
@@ -696,11 +705,17 @@ def sentence_goes_on(text: str, start: int, end: int) -> bool:
     if end - start >= LONG_PHRASE_CHARS or text[end - 1] in ":：":
         return True
     if _SENTENCE_END_RE.match(after) is not None:
-        return True
+        return not _spec_value(after, 0)
     rest = _SENTENCE_REST_RE.match(after)
     if rest is None or _PROSE_RE.search(rest.group()) is not None:
         return False
-    return _SENTENCE_END_RE.match(after, rest.end()) is not None
+    return _SENTENCE_END_RE.match(after, rest.end()) is not None and not _spec_value(after, rest.end())
+
+
+def _spec_value(after: str, at: int) -> bool:
+    """True when ``after[at:]`` is a colon and a value of a spec line (:data:`_SPEC_VALUE`) that does not then
+    go on as provider messages do ("…: 60 requests per minute. Please retry later." is a provider's)."""
+    return _SPEC_VALUE_RE.match(after, at) is not None and _VALUE_GOES_ON_RE.match(after, at) is None
 
 
 # --- the matcher ----------------------------------------------------------------------------

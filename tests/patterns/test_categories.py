@@ -667,3 +667,27 @@ def test_a_bracket_after_a_provider_phrase_followed_by_prose_is_not_a_provider_s
 )
 def test_a_bracket_after_a_provider_phrase_followed_by_how_provider_messages_go_on_is_one(reply, category):
     assert category_of(reply) == category
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Rate limit: 60 requests per minute per key.",
+        "Quota exceeded: 3 of 40 teams this quarter (sales, ops, support).",
+        "Timeout: 30 s for each call, 120 s for the whole run.",
+        "Context length: 128k tokens for GPT-4o, 200k for Claude.",
+    ],
+)
+def test_a_spec_line_that_gives_a_provider_phrase_a_value_is_no_error(reply):
+    assert judge(reply) is None
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [
+        ("Insufficient balance: 0.00 CNY. Please recharge.", "quota"),
+        ("Rate limit exceeded: 60 requests per minute. Please retry later.", "rate_limit"),
+    ],
+)
+def test_a_provider_s_value_after_its_phrase_is_still_its_detail(reply, category):
+    assert category_of(reply) == category
