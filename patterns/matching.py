@@ -694,7 +694,9 @@ def sentence_goes_on(text: str, start: int, end: int) -> bool:
     ("errors are", "时", "的原因"). A long phrase (:data:`LONG_PHRASE_CHARS`)
     or one that ends with its own colon ("No reply:") is then the message; a short one must end the reply, or end its
     sentence the way provider messages go on ("please try again", "请稍后再试",
-    details after ":" or "("), possibly after a few words without a verb.
+    details after ":", a closed bracket the message goes on after), possibly after a few words without a verb.
+    A value with "per", "for", "each" or "of" after the colon is a spec line ("Rate limit: 60 requests per
+    minute per key."), unless the message then goes on ("… Please retry later.").
     """
     if end < len(text) and end > start and _ascii_word(text[end - 1]) and _ascii_word(text[end]):
         return False
