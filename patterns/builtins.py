@@ -1179,11 +1179,11 @@ BUILTINS: list[dict] = [
     _builtin(
         "error-body",
         "JSON error body",
-        "regex:[{,]\\s*[\"']error[\"']\\s*:",
+        "regex:[{,]\\s*[\"']error[\"']\\s*:\\s*(?:[\"'][^\"']|[{\\[]\\s*[^\\s}\\]]|[1-9-]|t)",
         "other",
         False,
         95,
-        'A provider\'s error body ({"error": …}) with no more specific sign.',
+        'A provider\'s error body ({"error": …}) with no more specific sign; an empty "error" (null, false, "", [], {}) is none.',
     ),
     _builtin(
         "error-code-body",

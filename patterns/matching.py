@@ -282,21 +282,23 @@ _WRAPPER = (
 #: "unexpected status 403 Forbidden:", "429 RESOURCE_EXHAUSTED.", "503 Service Unavailable", a bare
 #: status then a quoted message or a body ('429 "Your team …"', '403 {"error": …'), DashScope's
 #: "<400> InternalError.Algo.DataInspectionFailed:",
-#: but not "HTTP 503 Service Unavailable is what a load balancer returns" nor a success ("HTTP 200, …").
+#: but not "HTTP 503 Service Unavailable is what a load balancer returns" nor a success ("HTTP 200, …"), nor a
+#: URL that ends in three digits ("Opened PR: https://github.com/acme/web/pull/431": "http" takes no "://").
 _STATUS = (
-    r"(?:\w+ )?(?:http\S*|status(?: ?code)?|error(?: code)?|状态码) ?[:：=(]? ?\[?[1345]\d\d"
+    r"(?:\w+ )?(?:http[^\s/:]*(?:/[\d.]+)?|status(?: ?code)?|error(?: code)?|状态码) ?[:：=(]? ?\[?[1345]\d\d"
     r"(?-i:(?: [A-Z][\w-]*)*) ?(?:[^\s\pL]|$)"
     r"|\[?[45]\d\d(?:(?-i: [A-Z_]{4,})\b|(?-i:(?: [A-Z][\w-]*)+) ?(?:[^\s\pL]|$)| (?:provider returned|too many)| [\"{])"
     r"|<[45]\d\d> ?(?-i:[A-Z]\w*[.:])"
 )
-#: Error bodies printed as JSON or as a Python dict ({"error": …, {'detail': …, MiniMax's {"base_resp": …,
+#: Error bodies printed as JSON or as a Python dict ({"error": …, {'detail': …, MiniMax's {"base_resp": …; an empty
+#: value — null, false, 0, "", [], {} — is a record that had no error: {"status": "success", "error": null},
 #: Baidu's {"error_code": …, "error_msg": …), a body whose "message" is an error ('{"message":"API error
 #: occurred: Status 429 …'), and Gemini's answer blocked for safety ('{"promptFeedback": {"blockReason":
 #: "SAFETY"', '"finishReason": "SAFETY"') or cut off ('"finishReason": "MAX_TOKENS"'; not OpenAI's "length", which
 #: a log-triage table lists beside "stop");
 #: a "STOP" finish is an answer.
 _BODY = (
-    r"[\[{](?s:.){0,30}?[\"'](?:error(?:_code|_msg)?|detail|base_resp)[\"']\s*:"
+    r"[\[{](?s:.){0,30}?[\"'](?:error(?:_code|_msg)?|detail|base_resp)[\"']\s*:\s*(?:[\"'][^\"']|\{\s*[^\s}]|\[\s*[^\s\]]|[1-9-]|t)"
     r"|\{\s*[\"']message[\"']\s*:\s*[\"'](?:"
     + _LABEL
     + "|"

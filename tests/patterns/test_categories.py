@@ -691,3 +691,28 @@ def test_a_spec_line_that_gives_a_provider_phrase_a_value_is_no_error(reply):
 )
 def test_a_provider_s_value_after_its_phrase_is_still_its_detail(reply, category):
     assert category_of(reply) == category
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        '{\n  "status": "success",\n  "error": null,\n  "items": 42\n}',
+        '{"ok": true, "error": ""}',
+        '{"has_error": false, "error": false, "message": "All good"}',
+        '[{"id": 7, "error": {}}, {"id": 8, "error": []}]',
+        "Opened PR: https://github.com/acme/web/pull/431",
+    ],
+)
+def test_a_record_without_an_error_or_a_url_ending_in_three_digits_is_no_error(reply):
+    assert judge(reply) is None
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [
+        ('{"error": true, "message": "Failed to fetch"}', "network"),
+        ("HTTP/1.1 429 Too Many Requests", "rate_limit"),
+    ],
+)
+def test_an_error_flag_and_a_versioned_status_line_still_open_an_error(reply, category):
+    assert category_of(reply) == category
