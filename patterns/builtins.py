@@ -1179,7 +1179,7 @@ BUILTINS: list[dict] = [
     _builtin(
         "error-body",
         "JSON error body",
-        "regex:[{,]\\s*[\"']error[\"']\\s*:\\s*(?:[\"'][^\"']|[{\\[]\\s*[^\\s}\\]]|[1-9-]|t)",
+        "regex:[{,]\\s*[\"']error[\"']\\s*:\\s*(?:[\"'][^\"']|[{\\[]\\s*[^\\s}\\]]|[^\\s\"'{\\[nf0]|n[^uo]|f[^a])",
         "other",
         False,
         95,

@@ -150,3 +150,8 @@ def test_the_model_leaves_a_reply_shorter_than_a_sentence_to_the_patterns(reply)
 def test_the_model_still_judges_a_short_provider_sentence_of_a_sentence_s_width():
     reply = "The engine is currently overloaded, please try again later."
     assert model_detect(reply) is not None and model_detect(reply).category == "overloaded"
+
+
+def test_the_model_leaves_a_node_s_plain_json_output_to_the_patterns():
+    reply = '{"sentiment": "positive", "score": 0.87, "language": "en"}'
+    assert model_score(reply) is not None and model_detect(reply) is None

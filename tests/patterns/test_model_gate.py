@@ -2,7 +2,7 @@
 
 import pytest
 
-from patterns.matching import MODEL_MIN_COLUMNS, model_may_judge, reply_columns
+from patterns.matching import MODEL_MIN_COLUMNS, is_plain_json_output, model_may_judge, reply_columns
 
 
 def test_a_wide_character_counts_two_columns():
@@ -28,3 +28,28 @@ def test_surrounding_white_space_does_not_count_toward_the_width():
 def test_an_answer_that_starts_by_quoting_an_error_is_not_for_the_model():
     reply = 'Q: What does "Error code: 429 - rate limit exceeded" mean? It means you sent too many requests.'
     assert not model_may_judge(reply, head_chars=500)
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        '{"sentiment": "positive", "score": 0.87, "language": "en"}',
+        '{"invoice_number": "A-1001", "total": 120.5, "currency": "USD"}',
+        '[{"name": "Ada", "team": "infra"}, {"name": "Lin", "team": "data"}]',
+    ],
+)
+def test_a_node_s_plain_json_output_is_not_for_the_model(reply):
+    assert is_plain_json_output(reply) and not model_may_judge(reply, head_chars=500)
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        '{"error": {"message": "The engine is currently overloaded", "type": "server_error"}}',
+        '{"code": 1113, "msg": "余额不足或无可用资源包,请充值。"}',
+        '{"sentiment": "positive", "score": 0.87',
+        "The summary is in the attached table; the figures come from the March export.",
+    ],
+)
+def test_an_error_body_broken_json_or_prose_is_not_plain_json_output(reply):
+    assert not is_plain_json_output(reply)
