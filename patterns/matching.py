@@ -279,16 +279,25 @@ _WRAPPER = (
     r"|failed to get (?:an? )?(?:\w+ )?response from"
     r"|\w*pool\(|❌|✕|✖|⛔|🚫|(?:get|post|put|patch|delete) \"https?://[^\"\s]{1,200}\":"
 )
+#: The first word of an HTTP reason phrase after a bare status ("503 Service Unavailable", "429 Too Many
+#: Requests", "529 Overloaded"), so that "404 Hamilton Ave," and "Total: 499 USD." are no status lines.
+_REASON_WORD = (
+    r"(?:Bad|Not|Too|Service|Internal|Gateway|Request|Unauthorized|Forbidden|Payment|Unavailable|Error|Timeout"
+    r"|Conflict|Gone|Unprocessable|Precondition|Method|Length|Upgrade|Network|Client|Server|Overloaded|Unknown"
+    r"|Insufficient|Locked|Failed|Misdirected|Variant|Loop|Proxy|Rate|Quota|Model|Invalid|Authentication)\b"
+)
 #: Status lines: "HTTP 429:", "status code: 429,", "状态码：503", "Error code: 400 -",
 #: "unexpected status 403 Forbidden:", "429 RESOURCE_EXHAUSTED.", "503 Service Unavailable", a bare
 #: status then a quoted message or a body ('429 "Your team …"', '403 {"error": …'), DashScope's
 #: "<400> InternalError.Algo.DataInspectionFailed:",
 #: but not "HTTP 503 Service Unavailable is what a load balancer returns" nor a success ("HTTP 200, …"), nor a
+#: figure ("Status: 100% complete", "status: 1000 rows"), nor a
 #: URL that ends in three digits ("Opened PR: https://github.com/acme/web/pull/431": "http" takes no "://").
 _STATUS = (
     r"(?:\w+ )?(?:http[^\s/:]*(?:/[\d.]+)?|status(?: ?code)?|error(?: code)?|状态码) ?[:：=(]? ?\[?[1345]\d\d"
-    r"(?-i:(?: [A-Z][\w-]*)*) ?(?:[^\s\pL]|$)"
-    r"|\[?[45]\d\d(?:(?-i: [A-Z_]{4,})\b|(?-i:(?: [A-Z][\w-]*)+) ?(?:[^\s\pL]|$)| (?:provider returned|too many)| [\"{])"
+    r"(?-i:(?: [A-Z][\w-]*)*) ?(?:[^\s\pL%\d]|$)"
+    r"|\[?[45]\d\d(?:(?-i: [A-Z_]{4,})\b|(?-i: " + _REASON_WORD + r"(?: [A-Z][\w-]*)*) ?(?:[^\s\pL]|$)"
+    r"| (?:provider returned|too many)| [\"{])"
     r"|<[45]\d\d> ?(?-i:[A-Z]\w*[.:])"
 )
 #: Error bodies printed as JSON or as a Python dict ({"error": …, {'detail': …, MiniMax's {"base_resp": …; an empty
@@ -334,8 +343,12 @@ _CLOSING_MARKS = {"“": "”", "「": "」"}
 #: The start of a reply that quotes something after a few words; group 1 is the quote mark.
 _QUOTE_START = r"^[^\n]{0,60}?" + _QUOTE_MARK
 
-#: What follows a label when the line is a glossary entry or an explanation.
-_DEFINITION = r"\s*(?:指|是指|表示|意思是|即|means?\b|refers? to|occurs? when|happens? when|is (?:an?|the|when|what)\b)"
+#: What follows a label when the line is a glossary entry or an explanation, or says there was none
+#: ("Error message: none. All 12 tasks succeeded.", "错误：无。").
+_DEFINITION = (
+    r"\s*(?:指|是指|表示|意思是|即|means?\b|refers? to|occurs? when|happens? when|is (?:an?|the|when|what)\b"
+    r"|(?:none|nothing|n/a|null|no errors?)\b|无[。.，,；;\s]|没有)"
+)
 
 #: The start of a line after a partial answer: a few emoji (⚠️, ❌, ⏱️) but no quote,
 #: backtick, blockquote, bullet, table bar, heading mark or list number.

@@ -716,3 +716,29 @@ def test_a_record_without_an_error_or_a_url_ending_in_three_digits_is_no_error(r
 )
 def test_an_error_flag_and_a_versioned_status_line_still_open_an_error(reply, category):
     assert category_of(reply) == category
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Status: 100% complete. Migrated 512 tables; no data loss.",
+        "Address: 404 Hamilton Ave, Palo Alto, CA 94301",
+        "Total: 499 USD.",
+        "Error message: none. All 12 tasks succeeded with no timeouts.",
+        "错误：无。本次同步 1,204 条记录全部成功，没有出现网络超时。",
+    ],
+)
+def test_a_figure_an_address_or_a_label_that_says_none_is_no_error(reply):
+    assert judge(reply) is None
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [
+        ("503 Service Unavailable", "server_error"),
+        ("529 Overloaded", "overloaded"),
+        ("status: 429, slow down", "rate_limit"),
+    ],
+)
+def test_a_bare_status_with_its_reason_phrase_still_opens_an_error(reply, category):
+    assert category_of(reply) == category
