@@ -369,11 +369,13 @@ _CONNECTOR = (
     r"|might\b|happens?\b|occurs?\b|usually|typically|often|when\b|if\b|because|which\b|refers?\b|indicates?\b"
     r"|的|时|是|通常|表示|指|意味|一般|可能|会|可以|问题|原因|情况|这|等)"
 )
-#: Verbs of prose inside the rest of a short sentence.
+#: Verbs of prose inside the rest of a short sentence, and of a report ("Rate limit raised to 500 RPM", "网络已恢复正常").
 _PROSE = (
     r"\b(?:is|are|was|were|be|been|means?|can|should|will|would|could|may|might|do|does|did|has|have|had"
-    r"|happens?|occurs?|because|since|which|who|yesterday|today|now|also|just|still|already|we|our|i|my|vs|versus)\b"
-    r"|的|时|是|会|可以|通常|我们|已经"
+    r"|happens?|occurs?|because|since|which|who|yesterday|today|now|also|just|still|already|we|our|i|my|vs|versus"
+    r"|raised|increased|decreased|lowered|updated|fixed|resolved|restored|recovered|enabled|added|removed|changed"
+    r"|adjusted|bumped|rotated|renewed|completed|finished|succeeded|passed|approved|merged|deployed|migrated)\b"
+    r"|的|时|是|会|可以|通常|我们|已经|已(?:恢复|修复|解除|提升|调整|更新|完成|处理|解决|上调|扩容)|恢复正常"
 )
 #: How provider messages go on after a sentence ends.
 _GOES_ON = (

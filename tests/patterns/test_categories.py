@@ -742,3 +742,17 @@ def test_a_figure_an_address_or_a_label_that_says_none_is_no_error(reply):
 )
 def test_a_bare_status_with_its_reason_phrase_still_opens_an_error(reply, category):
     assert category_of(reply) == category
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Rate limit raised to 500 RPM for your key.",
+        "Quota increased to 2M tokens/day for the analytics project.",
+        "网络已恢复正常。",
+        "超时已修复。",
+        "限流已解除。",
+    ],
+)
+def test_a_report_that_a_limit_or_fault_was_changed_or_fixed_is_no_error(reply):
+    assert judge(reply) is None
