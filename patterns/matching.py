@@ -410,6 +410,8 @@ _SENTENCE_REST = r"[^\n.!?。！？,，;；:：(（\[]{1,100}"
 #: per minute per key.", "Timeout: 30 s for each call", SPEC §3.3), not a provider's detail ("Insufficient
 #: balance: 0.00 CNY. Please recharge.").
 _SPEC_VALUE = r"\s*[:：]\s*\d[^\n.。!！?？;；]{0,80}?\b(?:per|for|each|of)\b"
+#: A colon, a value, then a line that is another "Key: value" (a config or spec block; not "Request ID:").
+_SPEC_BLOCK = r"\s*[:：][^\n]{1,80}\n[ \t]*(?:[-*•] )?(?:[^\n:：]{1,40})[:：]\s*\S"
 _VALUE_GOES_ON = r"\s*[:：]\s*\d[^\n.。!！?？;；]{0,160}[.。!！?？;；]+\s*" + _GOES_ON
 
 
@@ -541,6 +543,7 @@ _SENTENCE_END_RE = _vocabulary(_SENTENCE_END)
 _SENTENCE_REST_RE = _vocabulary(_SENTENCE_REST)
 _SPEC_VALUE_RE = _vocabulary(_SPEC_VALUE)
 _VALUE_GOES_ON_RE = _vocabulary(_VALUE_GOES_ON)
+_SPEC_BLOCK_RE = _vocabulary(_SPEC_BLOCK)
 
 
 @dataclass(frozen=True)
@@ -757,7 +760,11 @@ def sentence_goes_on(text: str, start: int, end: int) -> bool:
 
 def _spec_value(after: str, at: int) -> bool:
     """True when ``after[at:]`` is a colon and a value of a spec line (:data:`_SPEC_VALUE`) that does not then
-    go on as provider messages do ("…: 60 requests per minute. Please retry later." is a provider's)."""
+    go on as provider messages do ("…: 60 requests per minute. Please retry later." is a provider's), or a
+    colon and a value whose next line is another "Key: value" line (:data:`_SPEC_BLOCK`: "Timeout: 30s\n
+    Retries: 3")."""
+    if _SPEC_BLOCK_RE.match(after, at) is not None:
+        return True
     return _SPEC_VALUE_RE.match(after, at) is not None and _VALUE_GOES_ON_RE.match(after, at) is None
 
 

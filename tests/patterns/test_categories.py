@@ -756,3 +756,15 @@ def test_a_bare_status_with_its_reason_phrase_still_opens_an_error(reply, catego
 )
 def test_a_report_that_a_limit_or_fault_was_changed_or_fixed_is_no_error(reply):
     assert judge(reply) is None
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Timeout: 30s\nRetries: 3\nBackoff: exponential",
+        "超时：30 秒\n重试：3 次\n退避：指数",
+        "- Rate limit: 100 req/min\n- Burst: 20",
+    ],
+)
+def test_a_config_block_of_key_value_lines_is_no_error(reply):
+    assert judge(reply) is None
