@@ -410,9 +410,12 @@ _SENTENCE_REST = r"[^\n.!?。！？,，;；:：(（\[]{1,100}"
 #: per minute per key.", "Timeout: 30 s for each call", SPEC §3.3), not a provider's detail ("Insufficient
 #: balance: 0.00 CNY. Please recharge.").
 _SPEC_VALUE = r"\s*[:：]\s*\d[^\n.。!！?？;；]{0,80}?\b(?:per|for|each|of)\b"
+#: A colon and a figure: a spec line's value ("Rate limit: 100 req/min", "超时：30 秒"), unless the message then
+#: goes on as provider messages do (:data:`_VALUE_GOES_ON`).
+_COLON_VALUE = r"\s*[:：]\s*\d"
 #: A colon, a value, then a line that is another "Key: value" (a config or spec block; not "Request ID:").
 _SPEC_BLOCK = r"\s*[:：][^\n]{1,80}\n[ \t]*(?:[-*•] )?(?:[^\n:：]{1,40})[:：]\s*\S"
-_VALUE_GOES_ON = r"\s*[:：]\s*\d[^\n.。!！?？;；]{0,160}[.。!！?？;；]+\s*" + _GOES_ON
+_VALUE_GOES_ON = r"\s*[:：]\s*\d(?:[^\n.。!！?？;；]|\.\d){0,160}[.。!！?？;；]+\s*" + _GOES_ON
 
 
 #: A head that names this many different 4xx/5xx statuses is a reference about statuses (a
@@ -544,6 +547,7 @@ _SENTENCE_REST_RE = _vocabulary(_SENTENCE_REST)
 _SPEC_VALUE_RE = _vocabulary(_SPEC_VALUE)
 _VALUE_GOES_ON_RE = _vocabulary(_VALUE_GOES_ON)
 _SPEC_BLOCK_RE = _vocabulary(_SPEC_BLOCK)
+_COLON_VALUE_RE = _vocabulary(_COLON_VALUE)
 
 
 @dataclass(frozen=True)
@@ -758,14 +762,22 @@ def sentence_goes_on(text: str, start: int, end: int) -> bool:
     return _SENTENCE_END_RE.match(after, rest.end()) is not None and not _spec_value(after, rest.end())
 
 
+#: A few more Chinese characters after a phrase still belong to its term ("连接" + "池大小").
+_TERM_REST = re.compile(r"[\u4e00-\u9fff]{1,6}")
+
+
 def _spec_value(after: str, at: int) -> bool:
     """True when ``after[at:]`` is a colon and a value of a spec line (:data:`_SPEC_VALUE`) that does not then
-    go on as provider messages do ("…: 60 requests per minute. Please retry later." is a provider's), or a
+    go on as provider messages do ("…: 60 requests per minute. Please retry later." is a provider's; right after
+    the phrase or a few more letters of its term, any figure: "Rate limit: 100 req/min", "连接池大小：20",
+    :data:`_COLON_VALUE`), or a
     colon and a value whose next line is another "Key: value" line (:data:`_SPEC_BLOCK`: "Timeout: 30s\n
     Retries: 3")."""
     if _SPEC_BLOCK_RE.match(after, at) is not None:
         return True
-    return _SPEC_VALUE_RE.match(after, at) is not None and _VALUE_GOES_ON_RE.match(after, at) is None
+    term = at == 0 or _TERM_REST.fullmatch(after, 0, at) is not None  # "连接" + "池大小：20"
+    value = _COLON_VALUE_RE if term else _SPEC_VALUE_RE
+    return value.match(after, at) is not None and _VALUE_GOES_ON_RE.match(after, at) is None
 
 
 # --- the matcher ----------------------------------------------------------------------------

@@ -768,3 +768,10 @@ def test_a_report_that_a_limit_or_fault_was_changed_or_fixed_is_no_error(reply):
 )
 def test_a_config_block_of_key_value_lines_is_no_error(reply):
     assert judge(reply) is None
+
+
+@pytest.mark.parametrize(
+    "reply", ["Rate limit: 100 req/min", "超时：30 秒", "限流：100 QPS", "额度：10 万 tokens/月", "连接池大小：20"]
+)
+def test_a_spec_line_that_gives_a_provider_phrase_a_figure_is_no_error(reply):
+    assert judge(reply) is None
