@@ -698,26 +698,78 @@ def reply_columns(text: str) -> int:
     return len(text) + sum(1 for char in text if unicodedata.east_asian_width(char) in "WF")
 
 
-#: Words an error body carries in its keys or values; a JSON document with none of them is a node's
-#: structured output ({"sentiment": "positive", "score": 0.87}), which the model, having seen JSON only in
-#: error bodies, would score as a failure. Chosen on the folds: it cost 1 of 500 errors.
+#: Words an error body carries in its keys or values; a JSON document whose fields carry none of them is a
+#: node's structured output ({"sentiment": "positive", "score": 0.87}), which the model, having seen JSON only
+#: in error bodies, would score as a failure. Chosen on the folds: it cost 1 of 500 errors.
 _ERROR_WORDS = r"err|fail|exception|messag|msg|code|detail|reason|status|refus|denied|limit|quota|timeout|错误|失败|异常|超时|限流|额度|余额"
 _ERROR_WORDS_RE = _vocabulary(_ERROR_WORDS)
 #: The longest reply :func:`is_plain_json_output` parses (a larger document is left to the model).
 PLAIN_JSON_MAX_CHARS = 100_000
+#: Fields whose value, not their name, says whether a record failed, and the values that say it did not.
+_OUTCOME_KEYS = frozenset({"status", "state", "result", "code", "status_code", "statuscode", "level"})
+_FINE_OUTCOMES = frozenset(
+    {
+        "ok",
+        "success",
+        "succeeded",
+        "successful",
+        "done",
+        "completed",
+        "complete",
+        "passed",
+        "paid",
+        "active",
+        "info",
+        "debug",
+        "healthy",
+        "open",
+        "closed",
+        "merged",
+        "approved",
+        "published",
+        "true",
+        "成功",
+        "完成",
+        "正常",
+    }
+)
+
+
+def _carries_error(value, depth: int = 0) -> bool:
+    """True when a parsed JSON value names an error in a field that is not empty (null, false, 0, "", [], {}
+    say nothing) and not a fine outcome ("status": "ok", "code": 200)."""
+    if depth > 6:
+        return True
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if item in (None, False, 0, "") or item == [] or item == {}:
+                continue
+            name = str(key).lower()
+            if name in _OUTCOME_KEYS:
+                fine = isinstance(item, bool) or (isinstance(item, int | float) and item < 400)
+                if fine or (isinstance(item, str) and item.strip().lower() in _FINE_OUTCOMES):
+                    continue
+                return True
+            if _ERROR_WORDS_RE.search(name) is not None or _carries_error(item, depth + 1):
+                return True
+        return False
+    if isinstance(value, list):
+        return any(_carries_error(item, depth + 1) for item in value)
+    return isinstance(value, str) and _ERROR_WORDS_RE.search(value) is not None
 
 
 def is_plain_json_output(text: str) -> bool:
-    """True when ``text`` is one JSON object or array that names no error word (:data:`_ERROR_WORDS`):
-    a node's structured output, not an error body (pure; SPEC §3.3a)."""
+    """True when ``text`` is one JSON object or array none of whose fields carries an error
+    (:func:`_carries_error`, :data:`_ERROR_WORDS`): a node's structured output, not an error body
+    (pure; SPEC §3.3a)."""
     text = text.strip()
     if len(text) > PLAIN_JSON_MAX_CHARS or text[:1] not in "{[" or text[-1:] not in "}]":
         return False
     try:
-        json.loads(text)
-    except ValueError:
+        parsed = json.loads(text)
+    except (ValueError, RecursionError):
         return False
-    return _ERROR_WORDS_RE.search(text) is None
+    return not _carries_error(parsed)
 
 
 def model_may_judge(text: str | None, *, head_chars: int) -> bool:

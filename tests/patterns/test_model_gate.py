@@ -36,6 +36,9 @@ def test_an_answer_that_starts_by_quoting_an_error_is_not_for_the_model():
         '{"sentiment": "positive", "score": 0.87, "language": "en"}',
         '{"invoice_number": "A-1001", "total": 120.5, "currency": "USD"}',
         '[{"name": "Ada", "team": "infra"}, {"name": "Lin", "team": "data"}]',
+        '{"status": "ok", "error": null, "latency_ms": 512}',
+        '{"invoice_id": "INV-2041", "amount": 450, "currency": "EUR", "status": "paid"}',
+        '{"error_count": 0, "warnings": 2, "processed": 1500}',
     ],
 )
 def test_a_node_s_plain_json_output_is_not_for_the_model(reply):
@@ -48,6 +51,8 @@ def test_a_node_s_plain_json_output_is_not_for_the_model(reply):
         '{"error": {"message": "The engine is currently overloaded", "type": "server_error"}}',
         '{"code": 1113, "msg": "余额不足或无可用资源包,请充值。"}',
         '{"sentiment": "positive", "score": 0.87',
+        '{"status": "failed", "code": 503, "items": []}',
+        '[{"id": 1, "status": "ok"}, {"id": 2, "status": "failed", "error": "timeout"}]',
         "The summary is in the attached table; the figures come from the March export.",
     ],
 )
