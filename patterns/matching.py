@@ -563,6 +563,8 @@ class Region:
     start: int
     end: int
     lead_end: int | None = None
+    #: True for a region :func:`error_regions` found (a scan window of scope ``anywhere`` is not one).
+    in_error: bool = True
 
 
 def _introduced(text: str, start: int) -> bool:
@@ -782,6 +784,16 @@ def model_may_judge(text: str | None, *, head_chars: int) -> bool:
     return not about_errors(text, head_chars=head_chars) and not is_plain_json_output(text)
 
 
+def in_code(text: str, span: tuple[int, int]) -> bool:
+    """True when ``text[span]`` is code, not a provider's words (pure; SPEC §3.3): a keyword argument or an
+    assignment ("timeout=10", "httpx.Client(timeout=30)") or the inside of a snake_case name
+    ("test_rate_limit_backoff"); a name the span covers whole ("rate_limit_exceeded") is still words."""
+    start, end = span
+    if text[end : end + 1] == "=" and text[end + 1 : end + 2] != "=":
+        return True
+    return start > 0 and text[start - 1] == "_" and text[end : end + 1] == "_"
+
+
 #: How much text after a phrase :func:`sentence_goes_on` reads.
 _AFTER_CHARS = 300
 
@@ -935,9 +947,9 @@ class Matcher:
     def _windows(self, text: str, head_chars: int, tail_chars: int) -> list[Region]:
         size = len(text)
         head_end = min(size, max(0, head_chars))
-        windows = [Region(0, head_end)] if head_end else []
+        windows = [Region(0, head_end, in_error=False)] if head_end else []
         if tail_chars > 0 and size > head_end:
-            windows.append(Region(max(0, size - tail_chars), size))
+            windows.append(Region(max(0, size - tail_chars), size, in_error=False))
         return windows
 
     def _candidates(
@@ -969,7 +981,7 @@ class Matcher:
     def _span(matcher, text: str, places: list[Region], folded_places: list) -> tuple[int, int] | None:
         for place, folded in zip(places, folded_places, strict=True):
             span = _find(matcher, text, place.start, place.end, folded)
-            if span is None:
+            if span is None or (place.in_error and in_code(text, span)):
                 continue
             if place.lead_end is None:
                 return span

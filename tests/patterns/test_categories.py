@@ -775,3 +775,20 @@ def test_a_config_block_of_key_value_lines_is_no_error(reply):
 )
 def test_a_spec_line_that_gives_a_provider_phrase_a_figure_is_no_error(reply):
     assert judge(reply) is None
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Done: requests.Session() is now shared across workers and every call has timeout=10.",
+        "❌ 2 tests failed: test_timeout_retry, test_rate_limit_backoff. All other 310 passed.",
+        "httpx.Client(timeout=30) is fine here, but please move it out of the loop.",
+    ],
+)
+def test_a_provider_word_in_code_is_no_error(reply):
+    assert judge(reply) is None
+
+
+def test_an_error_code_a_pattern_covers_whole_is_still_its_cause():
+    reply = "Error code: 400 - {'error': {'code': 'context_length_exceeded', 'message': 'too long'}}"
+    assert category_of(reply) == "context_length"

@@ -7,7 +7,7 @@ import statistics
 import pytest
 
 from patterns.builtins import BUILTINS
-from patterns.matching import compile_patterns, error_regions, sentence_goes_on
+from patterns.matching import compile_patterns, error_regions, in_code, sentence_goes_on
 from tests.bench.quality import builtin_matcher
 
 
@@ -429,3 +429,19 @@ def test_an_edited_built_in_whose_key_retires_stays_as_a_custom_pattern_with_its
         "update",
         "update",
     ]
+
+
+@pytest.mark.parametrize(
+    "text, span",
+    [("timeout=10", (0, 7)), ("test_rate_limit_backoff", (5, 15))],
+)
+def test_a_keyword_argument_or_the_inside_of_a_snake_case_name_is_code(text, span):
+    assert in_code(text, span)
+
+
+@pytest.mark.parametrize(
+    "text, span",
+    [("rate_limit_exceeded", (0, 19)), ("timeout == 10", (0, 7)), ("Request timed out.", (8, 17))],
+)
+def test_a_whole_name_a_comparison_or_prose_is_not_code(text, span):
+    assert not in_code(text, span)
