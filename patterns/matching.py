@@ -391,9 +391,10 @@ _END_AFTER_BRACKET = (
 )
 #: The end of a short provider sentence, tried right after the phrase: the reply's end, a stop and then how
 #: provider messages go on, details after a colon, or a bracket ("(code 1113)", "（错误码 1113）") that closes
-#: and is followed by :data:`_END_AFTER_BRACKET` ("参数有误（第 3 行），已改成…" is a report).
+#: and is followed by :data:`_END_AFTER_BRACKET` ("参数有误（第 3 行），已改成…" is a report). Not a question mark:
+#: "Rate limited? Wait 60 seconds and retry." is an FAQ's heading.
 _SENTENCE_END = (
-    r"\s*(?:\z|请|您|[.!。！?？,，;；…]+\s*(?:\z|"
+    r"\s*(?:\z|请|您|[.!。！,，;；…]+\s*(?:\z|"
     + _GOES_ON
     + r")|[(（\[][^)）\]\n]{0,120}[)）\]]"
     + _END_AFTER_BRACKET

@@ -792,3 +792,15 @@ def test_a_provider_word_in_code_is_no_error(reply):
 def test_an_error_code_a_pattern_covers_whole_is_still_its_cause():
     reply = "Error code: 400 - {'error': {'code': 'context_length_exceeded', 'message': 'too long'}}"
     assert category_of(reply) == "context_length"
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Rate limited? Wait 60 seconds and retry.",
+        "Too many requests? Use the bulk endpoint instead.",
+        "Billing questions? Contact billing@example.com.",
+    ],
+)
+def test_an_faq_heading_that_asks_about_a_provider_phrase_is_no_error(reply):
+    assert judge(reply) is None
