@@ -381,7 +381,7 @@ def test_script_in_every_user_supplied_field_is_escaped_on_every_page(shared_ser
     pattern = envelope(
         staff.post(
             "/api/hermes-error-patterns",
-            {"name": XSS[:90], "pattern": "xss-7f3 <script>", "description": XSS, "priority": -5},
+            {"name": XSS[:90], "pattern": "xss-7f3 <script>", "description": XSS, "priority": -5, "scope": "anywhere"},
         ),
         201,
     )["id"]
