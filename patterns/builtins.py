@@ -16,6 +16,8 @@ the body's cause beats the status line.
 
 from __future__ import annotations
 
+from patterns.matching import NON_EMPTY_VALUE
+
 
 def _builtin(key, name, pattern, category, retryable, priority, description):
     return {
@@ -1179,7 +1181,7 @@ BUILTINS: list[dict] = [
     _builtin(
         "error-body",
         "JSON error body",
-        "regex:[{,]\\s*[\"']error[\"']\\s*:\\s*(?:[\"'][^\"']|[{\\[]\\s*[^\\s}\\]]|[^\\s\"'{\\[nf0]|n[^uo]|f[^a])",
+        "regex:[{,]\\s*[\"']error[\"']\\s*:\\s*" + NON_EMPTY_VALUE,
         "other",
         False,
         95,

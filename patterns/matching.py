@@ -300,6 +300,10 @@ _STATUS = (
     r"| (?:provider returned|too many)| [\"{])"
     r"|<[45]\d\d> ?(?-i:[A-Z]\w*[.:])"
 )
+#: A JSON or Python value that says something (matched case-insensitively): a non-empty string, object or
+#: list, a number other than 0, true, a name other than null, none or false. ``"error": null`` reports no error.
+NON_EMPTY_VALUE = "(?:[\"'][^\"']|[{\\[]\\s*[^\\s}\\]]|[^\\s\"'{\\[nf0]|n[^uo]|f[^a])"
+
 #: Error bodies printed as JSON or as a Python dict ({"error": …, {'detail': …, MiniMax's {"base_resp": …; an empty
 #: value — null, false, 0, "", [], {} — is a record that had no error: {"status": "success", "error": null},
 #: Baidu's {"error_code": …, "error_msg": …), a body whose "message" is an error ('{"message":"API error
@@ -308,8 +312,9 @@ _STATUS = (
 #: a log-triage table lists beside "stop");
 #: a "STOP" finish is an answer.
 _BODY = (
-    r"[\[{](?s:.){0,30}?[\"'](?:error(?:_code|_msg)?|detail|base_resp)[\"']\s*:\s*(?:[\"'][^\"']|[{\[]\s*[^\s}\]]|[^\s\"'{\[nNfF0]|[nN][^uUoO]|[fF][^aA])"
-    r"|\{\s*[\"']message[\"']\s*:\s*[\"'](?:"
+    r"[\[{](?s:.){0,30}?[\"'](?:error(?:_code|_msg)?|detail|base_resp)[\"']\s*:\s*"
+    + NON_EMPTY_VALUE
+    + r"|\{\s*[\"']message[\"']\s*:\s*[\"'](?:"
     + _LABEL
     + "|"
     + _STATUS
