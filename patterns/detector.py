@@ -89,8 +89,8 @@ def model_score(text: str | None) -> ModelVerdict | None:
 def model_detect(text: str | None) -> ModelVerdict | None:
     """The model's verdict when it says ``text`` is a failed LLM call (probability at or above
     the threshold in force), else None; None too when the model may not judge the reply
-    (:func:`patterns.matching.model_may_judge`: shorter than about a sentence, or an answer
-    about errors). Call it only when no pattern matched (SPEC §3.3a)."""
+    (:func:`patterns.matching.model_may_judge`: shorter than about a sentence, an answer
+    about errors, or a node's plain JSON output). Call it only when no pattern matched (SPEC §3.3a)."""
     model, verdict = _judged(text)
     return _where_it_may_judge(text, verdict_above_threshold(model, verdict))
 

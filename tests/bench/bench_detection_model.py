@@ -35,8 +35,9 @@ K, SEED = 5, 7
 def _verdicts(rows, weights, threshold):
     """Per row: (row, pattern category or None, model category or None, the model's verdict
     named as production names it or None). The model judges only where production lets it
-    (``patterns.matching.model_may_judge``: not a short reply, not an answer about errors), and its category, when the model decides, is the first pattern's whose
-    words appear anywhere in the windows, as in production (``patterns.detection.model_decision``)."""
+    (``patterns.matching.model_may_judge``), and its category, when the model decides, is the
+    first pattern's whose words appear anywhere in the windows, as in production
+    (``patterns.detection.model_decision``)."""
     matcher = builtin_matcher()
     out = []
     for row in rows:
