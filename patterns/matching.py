@@ -837,12 +837,15 @@ _TERM_REST = re.compile(r"[\u4e00-\u9fff]{1,6}")
 
 
 def _spec_value(after: str, at: int) -> bool:
-    """True when ``after[at:]`` is a colon and a value of a spec line (:data:`_SPEC_VALUE`) that does not then
-    go on as provider messages do ("…: 60 requests per minute. Please retry later." is a provider's; right after
-    the phrase or a few more letters of its term, any figure: "Rate limit: 100 req/min", "连接池大小：20",
-    :data:`_COLON_VALUE`), or a
-    colon and a value whose next line is another "Key: value" line (:data:`_SPEC_BLOCK`: "Timeout: 30s\n
-    Retries: 3")."""
+    """True when ``after[at:]`` (what follows a phrase, or the rest of its sentence) makes the phrase a
+    spec line's term rather than a provider's message (SPEC §3.3's "Term: definition"):
+    * a colon, a value and a next line that is another "Key: value" (:data:`_SPEC_BLOCK`: "Timeout: 30s\n
+      Retries: 3");
+    * right after the phrase (or a few more Chinese characters of its term: "连接" + "池大小"), a colon and
+      a figure (:data:`_COLON_VALUE`: "Rate limit: 100 req/min"); after more words, a figure with "per",
+      "for", "each" or "of" (:data:`_SPEC_VALUE`: "… exceeded: 3 of 40 teams");
+    unless the value then goes on as provider messages do (:data:`_VALUE_GOES_ON`: "…: 60 requests per
+    minute. Please retry later.")."""
     if _SPEC_BLOCK_RE.match(after, at) is not None:
         return True
     term = at == 0 or _TERM_REST.fullmatch(after, 0, at) is not None  # "连接" + "池大小：20"
