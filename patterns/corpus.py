@@ -31,6 +31,8 @@ FOLDS2_PATH = CORPUS_DIR / "folds-2.jsonl"
 HELDOUT2_PATH = CORPUS_DIR / "heldout-2.jsonl"
 FOLDS3_PATH = CORPUS_DIR / "folds-3.jsonl"
 HELDOUT3_PATH = CORPUS_DIR / "heldout-3.jsonl"
+FOLDS4_PATH = CORPUS_DIR / "folds-4.jsonl"
+HELDOUT4_PATH = CORPUS_DIR / "heldout-4.jsonl"
 #: Ordinary answers (what nearly every production reply is): non-errors only, split the same way.
 ORDINARY_FOLDS_PATH = CORPUS_DIR / "ordinary-folds.jsonl"
 ORDINARY_HELDOUT_PATH = CORPUS_DIR / "ordinary-heldout.jsonl"
@@ -48,6 +50,8 @@ ORDINARY_HELDOUT_SEED = 20261202
 HELDOUT2_SEED = 20261203
 #: The seed of the third batch's held-out draw (fixed once, before any training or evaluation on it).
 HELDOUT3_SEED = 20261204
+#: The seed of the fourth batch's held-out draw (fixed once, before any training or evaluation on it).
+HELDOUT4_SEED = 20261205
 #: Share of rows (drawn as whole families) in the held-out part.
 HELDOUT_SHARE = 0.25
 
@@ -71,6 +75,7 @@ BATCHES = (
     Batch(1, FOLDS_PATH, HELDOUT_PATH, HELDOUT_SEED),
     Batch(2, FOLDS2_PATH, HELDOUT2_PATH, HELDOUT2_SEED),
     Batch(3, FOLDS3_PATH, HELDOUT3_PATH, HELDOUT3_SEED),
+    Batch(4, FOLDS4_PATH, HELDOUT4_PATH, HELDOUT4_SEED),
 )
 
 
@@ -95,7 +100,7 @@ def labelled_rows_load(path: Path) -> list[dict]:
 
 
 def batch_rows_load(number: int) -> tuple[list[dict], list[dict]]:
-    """``(folds rows, held-out rows)`` of batch ``number`` (1, 2, 3: :data:`BATCHES`) of the
+    """``(folds rows, held-out rows)`` of batch ``number`` (1 to 4: :data:`BATCHES`) of the
     corpus (SPEC §3.3a). Missing files give empty lists (a wheel without the tests).
     Raises IndexError for a batch that does not exist."""
     batch = BATCHES[number - 1]
