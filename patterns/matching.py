@@ -242,7 +242,8 @@ _SENTENCE_LEAD = _LEAD + r"(?:[45]\d\d[ :：-]+)?"
 #: up to two qualifiers ("from X", "in thread", a status code, "(…)"; not "handling", nor Chinese ones: "错误原因：第
 #: 42 行…" and "错误信息：无。" open explanations and reports), closing marks,
 #: then ":", a newline, "(" or ",":
-#: "Error:", "[Error]:", "**Error:**", "API Error (", "Upstream error from X:",
+#: "Error:", "[Error]:", "**Error:**", "API Error (", "Upstream error from X:", "请求出错了：", "发生异常:" (异常 only
+#: after a word that names a call or a system: "检测异常：超时 3 次，已重试。" reports anomalies),
 #: "openai.RateLimitError:", "错误：", "[Agent运行错误]:", "Something went wrong:". A bare "detail"
 #: needs ":", "(" or a newline: "… test client: list, detail, create" is a list, not a label. A label
 #: that ends with a comma is a lone token ("error, status code: 429", '{"object":"error",'): after
@@ -251,7 +252,7 @@ _QUALIFIERS = (
     r"[\]*]*(?: (?:from|in|on|at|while|calling|during|for|occurred|details?|message|code|text|response|type)\b"
     r"(?: [^\s:：]+)?| \d{3}\b| \([^)\n]{0,40}\)){0,2}[\"\]*]* ?"
 )
-_NOUN = r"(?:error|exception|failure|错误|失败|报错|出错|ошибка|wrong)"
+_NOUN = r"(?:error|exception|failure|(?:错误|失败|报错|出错|(?:发生|调用|请求|接口|服务|系统)异常)了?|ошибка|wrong)"
 _LABEL = (
     r"(?:[\pL\[]\S* ){0,2}[\pL\pN._\[{\"':,]*?(?:"
     + _NOUN
@@ -266,7 +267,7 @@ _LABEL = (
 #: ("google.api_core.exceptions.ResourceExhausted:", "httpx.ReadTimeout:") or a
 #: bare CamelCase name with a failure suffix.
 _EXCEPTION = (
-    r"(?-i:(?:[a-z_]\w*\.)+[A-Z]\w*|[A-Z]\w*(?:Error|Exception|Exhausted|Timeout|Exceeded|Unavailable|Denied"
+    r"(?-i:(?:[a-z_]\w*\.)+[A-Z][\w$]*|[A-Z]\w*(?:Error|Exception|Exhausted|Timeout|Exceeded|Unavailable|Denied"
     r"|NotFound|Failure))[:(]"
 )
 #: Retry and transport wrappers (hermes-agent, SDKs, LangChain, axios, urllib3, Go's net/http:
@@ -277,7 +278,7 @@ _WRAPPER = (
     r"(?:\w+ ){0,3}failed after \d+ \w+[:.]|invalid api response|retrying \S+ in|request failed with"
     r"|(?:failed|unable|could not|cannot|exception)\b[^\n]{0,80}\n\s*caused by:"
     r"|failed to get (?:an? )?(?:\w+ )?response from"
-    r"|\w*pool\(|❌|✕|✖|⛔|🚫|(?:get|post|put|patch|delete) \"https?://[^\"\s]{1,200}\":"
+    r"|\w*pool\(|❌|✕|✖|✗|✘|⛔|🚫|(?:get|post|put|patch|delete) \"https?://[^\"\s]{1,200}\":"
 )
 #: The first word of an HTTP reason phrase after a bare status ("503 Service Unavailable", "429 Too Many
 #: Requests", "529 Overloaded"), so that "404 Hamilton Ave," and "Total: 499 USD." are no status lines.
@@ -310,19 +311,26 @@ NON_EMPTY_VALUE = "(?:[\"'][^\"']|[{\\[]\\s*[^\\s}\\]]|[^\\s\"'{\\[nf0]|n[^uo]|f
 #: occurred: Status 429 …'), and Gemini's answer blocked for safety ('{"promptFeedback": {"blockReason":
 #: "SAFETY"', '"finishReason": "SAFETY"') or cut off ('"finishReason": "MAX_TOKENS"'; not OpenAI's "length", which
 #: a log-triage table lists beside "stop");
-#: a "STOP" finish is an answer.
+#: a "STOP" finish is an answer; and a provider's {code, message} body with a code other than 200 ('{"code": 50603,
+#: "message": "System is too busy now…"', '{"code": -1000, "message": …'), and one that starts with a 4xx/5xx status
+#: ('{"statusCode":500,"statusText":"Empty Response", …').
 _BODY = (
-    r"[\[{](?s:.){0,30}?[\"'](?:error(?:_code|_msg)?|detail|base_resp)[\"']\s*:\s*"
+    r"[\[{](?s:.){0,30}?[\"'](?:error(?:_?code|_?msg|_?message)?|detail|base_resp)[\"']\s*:\s*"
     + NON_EMPTY_VALUE
     + r"|\{\s*[\"']message[\"']\s*:\s*[\"'](?:"
     + _LABEL
     + "|"
     + _STATUS
-    + r")|[\[{](?s:.){0,200}?[\"'](?:finish|block)_?reason[\"']\s*:\s*[\"'](?-i:SAFETY|PROHIBITED_CONTENT|BLOCKLIST|SPII|MAX_TOKENS)\b"
+    + r")|\{\s*[\"']status(?:_?code)?[\"']\s*:\s*[\"']?[45]\d\d\b|\{\s*[\"']code[\"']\s*:\s*-?(?:[13-9]\d{2,}|2\d{3,}|2[1-9]\d|20[1-9])\s*,\s*[\"'](?:message|msg)[\"']\s*:\s*[\"'][^\"']"
+    r"|[\[{](?s:.){0,200}?[\"'](?:finish|block)_?reason[\"']\s*:\s*[\"'](?-i:SAFETY|PROHIBITED_CONTENT|BLOCKLIST|SPII|MAX_TOKENS)\b"
 )
 
-#: A log line's source prefix (loguru's "app.llm:ask_tool:260 - "), optional.
-_LOG_PREFIX = r"(?:[\w.]+:\w+:\d+ - )?"
+#: A log line's level, time and source, each optional: "[ERROR] 2023-12-27 23:43:12 ", loguru's
+#: "2025-03-07 15:41:02.741 | ERROR    | app.llm:ask_tool:250 - ".
+_LOG_PREFIX = (
+    r"(?:\[(?:error|err|warn|warning)\] )?(?:\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)? (?:\| ?(?:error|warning|warn|critical) *\| )?)?"
+    r"(?:[\w.]+:\w+:\d+ - )?"
+)
 
 #: The opening of a reply that is an error, after an optional "Something: " prefix.
 _OPENING = (

@@ -804,3 +804,109 @@ def test_an_error_code_a_pattern_covers_whole_is_still_its_cause():
 )
 def test_an_faq_heading_that_asks_about_a_provider_phrase_is_no_error(reply):
     assert judge(reply) is None
+
+
+# --- the fourth batch of public replies (folds-4): log lines, bodies with a code, provider wordings ---------
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [
+        # a log line's level and time before the error's label
+        ("[ERROR] 2023-12-27 23:43:12 sse error: Connection error.", "network"),
+        ("[Error] 2024-08-04 16:42:54 sse error: LLM model response empty", "incomplete"),
+        (
+            "2025-03-07 15:41:02.741 | ERROR    | app.llm:ask_tool:250 - API error: Error code: 400 - {'error': "
+            "{'message': \"This model's maximum context length is 65536 tokens. However, you requested 66343 tokens.\"}}",
+            "context_length",
+        ),
+        # a label with a Chinese particle, 异常, a bracketed status, a Java inner class
+        (
+            '请求出错了：{"code":"InvalidParameter","message":"Range of input length should be [1, 6000]"}',
+            "context_length",
+        ),
+        (
+            "发生异常: NotFoundError - Error code: 404 - {'error': {'code': 'InvalidEndpoint.NotFound', 'message': "
+            "'The request targeted an endpoint that does not exist or is invalid.'}}",
+            "model_not_found",
+        ),
+        (
+            "org.springframework.ai.openai.api.OpenAiApi$OpenAiApiException: 503 - ResponseError[error=Error["
+            "message=当前分组 default 下对于模型 gpt-3.5-turbo 无可用渠道 (request id: 2024031509454592607432640679880)]]",
+            "model_not_found",
+        ),
+        # bodies: {code, message} with a code other than 200, and errorMessage
+        (
+            '{\n  "code": 50603,\n  "message": "System is too busy now. Please try again later.",\n  "data": null\n}',
+            "overloaded",
+        ),
+        (
+            '{\n    "code": -1000,\n    "message": "getaddrinfo EAI_AGAIN kimi.moonshot.cn",\n    "data": null\n}',
+            "network",
+        ),
+        ('{\n  "errorMessage": "OpenAI: Rate limit reached",\n  "errorDetails": {}\n}', "rate_limit"),
+        # provider wordings
+        ("400: [GoogleGenerativeAI Error]: Candidate was blocked due to SAFETY", "content_filter"),
+        ('{\n  "error": true,\n  "message": "Message is being blocked for reason: SAFETY"\n}', "content_filter"),
+        (
+            "Input validation error: `inputs` tokens + `max_new_tokens` must be <= 2048. Given: 3474 `inputs` tokens "
+            "and 60 `max_new_tokens`",
+            "context_length",
+        ),
+        (
+            "APIConnectionError: litellm.APIConnectionError: OllamaException - [WinError 10061] No connection could "
+            "be made because the target machine actively refused it",
+            "network",
+        ),
+        (
+            "Error processing stream: litellm.APIConnectionError: AnthropicException - peer closed connection without "
+            "sending complete message body (incomplete chunked read)",
+            "network",
+        ),
+        ("{ error: undefined, errorType: 'InvalidProviderAPIKey' }\nError [TRPCError]: InvalidProviderAPIKey", "auth"),
+        (
+            "Error in server._step: API call didn't return a message: id='message-9fdf48af' choices=[] "
+            "model='gpt-4o-2024-05-13'",
+            "incomplete",
+        ),
+        ("Error: Provider returned empty content", "incomplete"),
+        (
+            'HTTP/1.1 503 Service Unavailable - {"error":"Model distilbert-base-cased-distilled-squad is currently '
+            'loading","estimated_time":20.0}',
+            "overloaded",
+        ),
+        ("Model returned empty response", "incomplete"),
+        ("Tokens per minute limit exceeded - too many tokens processed.", "rate_limit"),
+        (
+            "Error: 400 Unable to access non-serverless model MiniMaxAI/MiniMax-M2.5. Please visit "
+            "https://api.together.ai/models/MiniMaxAI/MiniMax-M2.5 to create and start a new dedicated endpoint.",
+            "model_not_found",
+        ),
+    ],
+)
+def test_replies_of_the_fourth_batch_s_shapes_and_wordings_name_their_cause(reply, category):
+    assert category_of(reply) == category
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        '{"code": 200, "message": "Rate limit raised to 500 RPM for the team key", "data": null}',
+        '{"code": 0, "message": "Timed out jobs were retried and all finished"}',
+        "[ERROR] lines in last night's log came from the cron job, not from the model: no rate limit was hit.",
+        "2025-03-07 15:41:02 | INFO | the retry after the rate limit succeeded",
+        "异常检测：本周的超时告警比上周少了 40%，没有需要处理的问题。",
+        "Candidate was blocked due to SAFETY is Gemini's way of saying the answer was withheld; rephrase the prompt.",
+        "The model is currently loading on Hugging Face the first time you call it; later calls are fast.",
+        "`actively refused it` in the Windows error means nothing listens on the port: start Ollama first.",
+        "Model returned empty response errors in Cline mean the provider sent no text; switch models and retry.",
+        "Tokens per minute limit exceeded is Cerebras' TPM cap; we stay under it by batching.",
+    ],
+)
+def test_answers_about_the_fourth_batch_s_wordings_are_left_alone(reply):
+    assert judge(reply) is None
+
+
+@pytest.mark.parametrize("reply", ["检测异常：超时 3 次，已自动重试并完成。", "发现异常：部分请求超时，已扩容。"])
+def test_a_report_of_anomalies_is_no_error_label(reply):
+    assert judge(reply) is None
