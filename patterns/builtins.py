@@ -1352,7 +1352,7 @@ BUILTINS: list[dict] = [
     _builtin(
         "error-code-body",
         "JSON error_code body",
-        "regex:[{,]\\s*[\"']error_(?:code|msg)[\"']\\s*:",
+        "regex:[{,]\\s*[\"']error_(?:code|msg)[\"']\\s*:\\s*" + NON_EMPTY_VALUE,
         "other",
         False,
         95,

@@ -242,8 +242,7 @@ _SENTENCE_LEAD = _LEAD + r"(?:[45]\d\d[ :：-]+)?"
 #: up to two qualifiers ("from X", "in thread", a status code, "(…)"; not "handling", nor Chinese ones: "错误原因：第
 #: 42 行…" and "错误信息：无。" open explanations and reports), closing marks,
 #: then ":", a newline, "(" or ",":
-#: "Error:", "[Error]:", "**Error:**", "API Error (", "Upstream error from X:", "请求出错了：", "发生异常:" (异常 only
-#: after a word that names a call or a system: "检测异常：超时 3 次，已重试。" reports anomalies),
+#: "Error:", "[Error]:", "**Error:**", "API Error (", "Upstream error from X:",
 #: "openai.RateLimitError:", "错误：", "[Agent运行错误]:", "Something went wrong:". A bare "detail"
 #: needs ":", "(" or a newline: "… test client: list, detail, create" is a list, not a label. A label
 #: that ends with a comma is a lone token ("error, status code: 429", '{"object":"error",'): after
@@ -252,7 +251,7 @@ _QUALIFIERS = (
     r"[\]*]*(?: (?:from|in|on|at|while|calling|during|for|occurred|details?|message|code|text|response|type)\b"
     r"(?: [^\s:：]+)?| \d{3}\b| \([^)\n]{0,40}\)){0,2}[\"\]*]* ?"
 )
-_NOUN = r"(?:error|exception|failure|(?:错误|失败|报错|出错|(?:发生|调用|请求|接口|服务|系统)异常)了?|ошибка|wrong)"
+_NOUN = r"(?:error|exception|failure|错误|失败|报错|出错|ошибка|wrong)"
 _LABEL = (
     r"(?:[\pL\[]\S* ){0,2}[\pL\pN._\[{\"':,]*?(?:"
     + _NOUN
@@ -267,7 +266,7 @@ _LABEL = (
 #: ("google.api_core.exceptions.ResourceExhausted:", "httpx.ReadTimeout:") or a
 #: bare CamelCase name with a failure suffix.
 _EXCEPTION = (
-    r"(?-i:(?:[a-z_]\w*\.)+[A-Z][\w$]*|[A-Z]\w*(?:Error|Exception|Exhausted|Timeout|Exceeded|Unavailable|Denied"
+    r"(?-i:(?:[a-z_]\w*\.)+[A-Z]\w*|[A-Z]\w*(?:Error|Exception|Exhausted|Timeout|Exceeded|Unavailable|Denied"
     r"|NotFound|Failure))[:(]"
 )
 #: Retry and transport wrappers (hermes-agent, SDKs, LangChain, axios, urllib3, Go's net/http:
@@ -278,7 +277,7 @@ _WRAPPER = (
     r"(?:\w+ ){0,3}failed after \d+ \w+[:.]|invalid api response|retrying \S+ in|request failed with"
     r"|(?:failed|unable|could not|cannot|exception)\b[^\n]{0,80}\n\s*caused by:"
     r"|failed to get (?:an? )?(?:\w+ )?response from"
-    r"|\w*pool\(|❌|✕|✖|✗|✘|⛔|🚫|(?:get|post|put|patch|delete) \"https?://[^\"\s]{1,200}\":"
+    r"|\w*pool\(|❌|✕|✖|⛔|🚫|(?:get|post|put|patch|delete) \"https?://[^\"\s]{1,200}\":"
 )
 #: The first word of an HTTP reason phrase after a bare status ("503 Service Unavailable", "429 Too Many
 #: Requests", "529 Overloaded"), so that "404 Hamilton Ave," and "Total: 499 USD." are no status lines.
@@ -304,6 +303,13 @@ _STATUS = (
 #: A JSON or Python value that says something (matched case-insensitively): a non-empty string, object or
 #: list, a number other than 0, true, a name other than null, none or false. ``"error": null`` reports no error.
 NON_EMPTY_VALUE = "(?:[\"'][^\"']|[{\\[]\\s*[^\\s}\\]]|[^\\s\"'{\\[nf0]|n[^uo]|f[^a])"
+#: :data:`NON_EMPTY_VALUE` that is not the string "none" or "n/a" either: what an error body's opening needs
+#: ('{"job": "backup", "error": "none"}' and '{"error": "N/A"}' report no error). The built-ins that follow the
+#: opening use the shorter form: where no opening is found they do not match.
+_SAYS_SOMETHING = (
+    "(?:[\"'](?:[^\"'n]|n(?:[^o/\"']|o(?:[^n\"']|n(?:[^e\"']|e[^\"'])))|n/(?:[^a\"']|a[^\"']))"
+    "|[{\\[]\\s*[^\\s}\\]]|[^\\s\"'{\\[nf0]|n[^uo]|f[^a])"
+)
 
 #: Error bodies printed as JSON or as a Python dict ({"error": …, {'detail': …, MiniMax's {"base_resp": …; an empty
 #: value — null, false, 0, "", [], {} — is a record that had no error: {"status": "success", "error": null},
@@ -311,26 +317,26 @@ NON_EMPTY_VALUE = "(?:[\"'][^\"']|[{\\[]\\s*[^\\s}\\]]|[^\\s\"'{\\[nf0]|n[^uo]|f
 #: occurred: Status 429 …'), and Gemini's answer blocked for safety ('{"promptFeedback": {"blockReason":
 #: "SAFETY"', '"finishReason": "SAFETY"') or cut off ('"finishReason": "MAX_TOKENS"'; not OpenAI's "length", which
 #: a log-triage table lists beside "stop");
-#: a "STOP" finish is an answer; and a provider's {code, message} body with a code other than 200 ('{"code": 50603,
-#: "message": "System is too busy now…"', '{"code": -1000, "message": …'), and one that starts with a 4xx/5xx status
-#: ('{"statusCode":500,"statusText":"Empty Response", …').
+#: a "STOP" finish is an answer. A node's JSON output is no error body for carrying a code, a status or a message
+#: ('{"code": 404, "message": "Order 88123 not found"}', '{"status": 503, "url": …, "healthy": false}').
 _BODY = (
-    r"[\[{](?s:.){0,30}?[\"'](?:error(?:_?code|_?msg|_?message)?|detail|base_resp)[\"']\s*:\s*"
-    + NON_EMPTY_VALUE
+    r"[\[{](?s:.){0,30}?[\"'](?:error(?:_code|_msg)?|detail|base_resp)[\"']\s*:\s*"
+    + _SAYS_SOMETHING
     + r"|\{\s*[\"']message[\"']\s*:\s*[\"'](?:"
     + _LABEL
     + "|"
     + _STATUS
-    + r")|\{\s*[\"']status(?:_?code)?[\"']\s*:\s*[\"']?[45]\d\d\b|\{\s*[\"']code[\"']\s*:\s*-?(?:[13-9]\d{2,}|2\d{3,}|2[1-9]\d|20[1-9])\s*,\s*[\"'](?:message|msg)[\"']\s*:\s*[\"'][^\"']"
-    r"|[\[{](?s:.){0,200}?[\"'](?:finish|block)_?reason[\"']\s*:\s*[\"'](?-i:SAFETY|PROHIBITED_CONTENT|BLOCKLIST|SPII|MAX_TOKENS)\b"
+    + r")|[\[{](?s:.){0,200}?[\"'](?:finish|block)_?reason[\"']\s*:\s*[\"'](?-i:SAFETY|PROHIBITED_CONTENT|BLOCKLIST|SPII|MAX_TOKENS)\b"
 )
 
-#: A log line's level, time and source, each optional: "[ERROR] 2023-12-27 23:43:12 ", loguru's
-#: "2025-03-07 15:41:02.741 | ERROR    | app.llm:ask_tool:250 - ".
-_LOG_PREFIX = (
-    r"(?:\[(?:error|err|warn|warning)\] )?(?:\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)? (?:\| ?(?:error|warning|warn|critical) *\| )?)?"
-    r"(?:[\w.]+:\w+:\d+ - )?"
+#: A log line's level and time ("[ERROR] 2023-12-27 23:43:12 ", loguru's "2025-03-07 15:41:02.741 | ERROR    | ").
+_LOG_STAMP = (
+    r"(?:\[(?:error|err|warn|warning)\] )?\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)? "
+    r"(?:\| ?(?:error|warning|warn|critical) *\| )?|\[(?:error|err|warn|warning)\] "
 )
+#: A log line's level, time and source, each optional (the source: loguru's "app.llm:ask_tool:260 - "). An
+#: opening after a level or a time counts only when the reply is nothing but log lines (:func:`log_lines_only`).
+_LOG_PREFIX = r"(?:" + _LOG_STAMP + r")?(?:[\w.]+:\w+:\d+ - )?"
 
 #: The opening of a reply that is an error, after an optional "Something: " prefix.
 _OPENING = (
@@ -548,6 +554,8 @@ def _vocabulary(source: str):
 
 
 _OPENING_RE = _vocabulary(_OPENING)
+#: A reply (or a line) that starts as a log line, after the lead and an optional "Something: " prefix.
+_LOG_START_RE = _vocabulary(r"^" + _LEAD + r"(?:[^\n:：]{1,40}[:：] ?)?" + _LEAD + r"(?:" + _LOG_STAMP + r")")
 _DEFINITION_RE = _vocabulary(_DEFINITION)
 _QUOTE_MARK_RE = _vocabulary(_QUOTE_MARK)
 _QUOTE_START_RE = _vocabulary(_QUOTE_START)
@@ -591,13 +599,27 @@ def _ascii_word(char: str) -> bool:
     return char.isascii() and (char.isalnum() or char == "_")
 
 
+def log_lines_only(text: str) -> bool:
+    """True when every non-blank line of ``text`` after the first is a log line (it starts with a level
+    or a time, :data:`_LOG_STAMP`) or continues one (indented, or JSON: ``{ } [ ] " '``). A reply that
+    starts with a log line and goes on in prose ("Finding: …", "I moved the job …") is an answer about
+    the log, not the error itself (pure; SPEC §3.3)."""
+    for line in text.split("\n")[1:]:
+        if line.strip() and not line.startswith((" ", "\t", "{", "}", "[", "]", '"', "'")):
+            if _LOG_START_RE.match(line) is None:
+                return False
+    return True
+
+
 def error_regions(text: str, *, head_chars: int, tail_chars: int) -> list[Region]:
     """Where the reply *is* an error, in the three shapes of SPEC §3.3 (pure).
 
     * the reply is the error: it starts (after a few symbols, and optionally
       a "Something: " prefix) with an opening of the vocabulary above, not
       followed by a definition and not quoted inside the opening (a word,
-      then a quote mark or backtick: 'Q: What does "Error: …'): the opening
+      then a quote mark or backtick: 'Q: What does "Error: …'), and, after
+      a log line's level or time, only when the reply is log lines only
+      (:func:`log_lines_only`): the opening
       and up to :data:`OPENING_REACH` characters after it, within the head
       window;
     * the reply is one provider sentence: the head window, as a sentence
@@ -624,6 +646,7 @@ def error_regions(text: str, *, head_chars: int, tail_chars: int) -> list[Region
             opening is not None
             and _DEFINITION_RE.match(text[opening.end() : opening.end() + 40]) is None
             and not _quotes_inside(opening.group())
+            and (_LOG_START_RE.match(head) is None or log_lines_only(text))
         ):
             regions.append(Region(0, min(head_end, opening.end() + OPENING_REACH)))
         lead = _SENTENCE_LEAD_RE.match(head)
@@ -716,11 +739,17 @@ def reply_columns(text: str) -> int:
 
 #: Words an error body carries in its keys or values; a JSON document whose fields carry none of them is a
 #: node's structured output ({"sentiment": "positive", "score": 0.87}), which the model, having seen JSON only
-#: in error bodies, would score as a failure. Chosen on the folds: it cost 1 of 500 errors.
-_ERROR_WORDS = r"err|fail|exception|messag|msg|code|detail|reason|status|refus|denied|limit|quota|timeout|错误|失败|异常|超时|限流|额度|余额"
+#: in error bodies, would score as a failure. Text fields (:data:`_TEXT_KEYS`) are judged by their value. Chosen on
+#: the folds: no failed reply of the folds or the older sets is left to the patterns by it.
+_ERROR_WORDS = (
+    r"err|fail|exception|messag|msg|code|detail|reason|status|refus|denied|limit|quota|timeout|overload|unavailab"
+    r"|exceed|filter|错误|失败|异常|超时|限流|额度|余额|繁忙"
+)
 _ERROR_WORDS_RE = _vocabulary(_ERROR_WORDS)
 #: The longest reply :func:`is_plain_json_output` parses (a larger document is left to the model).
 PLAIN_JSON_MAX_CHARS = 100_000
+#: Fields that hold text: their value, not their name, may name an error ({"message": "Report generated"} is fine).
+_TEXT_KEYS = frozenset({"message", "msg", "description", "note", "notes", "summary"})
 #: Fields whose value, not their name, says whether a record failed, and the values that say it did not.
 _OUTCOME_KEYS = frozenset({"status", "state", "result", "code", "status_code", "statuscode", "level"})
 _FINE_OUTCOMES = frozenset(
@@ -761,8 +790,12 @@ def _carries_error(value, depth: int = 0) -> bool:
             if item in (None, False, 0, "") or item == [] or item == {}:
                 continue
             name = str(key).lower()
+            if name in _TEXT_KEYS:
+                if _carries_error(item, depth + 1):
+                    return True
+                continue
             if name in _OUTCOME_KEYS:
-                fine = isinstance(item, bool) or (isinstance(item, int | float) and item < 400)
+                fine = isinstance(item, bool) or (isinstance(item, int | float) and 0 <= item < 400)
                 if fine or (isinstance(item, str) and item.strip().lower() in _FINE_OUTCOMES):
                     continue
                 return True
@@ -806,6 +839,28 @@ def in_code(text: str, span: tuple[int, int]) -> bool:
     if text[end : end + 1] == "=" and text[end + 1 : end + 2] != "=":
         return True
     return start > 0 and text[start - 1] == "_" and text[end : end + 1] == "_"
+
+
+def in_figure(text: str, span: tuple[int, int]) -> bool:
+    """True when ``text[span]`` is three digits that belong to a figure, not a status code (pure; SPEC §3.3):
+    part of a larger number or an amount ("1,429,000", "19.429", "$429", "€503"), a percentage ("429%"), a
+    number in a list of numbers ("rows 44, 529, 1003"), a value after "=" ("n = 502"), a phone number
+    ("400-820-8820") or a compound word ("the 503-page manual")."""
+    start, end = span
+    if end - start != 3 or not text[start:end].isdigit():
+        return False
+    before, after = text[max(0, start - 3) : start], text[end : end + 2]
+    if before[-1:] in (",", ".", "$", "€", "£", "¥", "#") or before.endswith("= "):
+        return True
+    if len(before) == 3 and before[0].isdigit() and before[1:] == ", ":
+        return True
+    if before[-1:] == "-" and before[-2:-1].isdigit():
+        return True
+    return (
+        after[:1] == "%"
+        or (after[:1] in (",", ".", "-") and after[1:2].isdigit())
+        or (after[:1] == "-" and after[1:2].isalpha())
+    )
 
 
 #: How much text after a phrase :func:`sentence_goes_on` reads.
@@ -998,7 +1053,7 @@ class Matcher:
     def _span(matcher, text: str, places: list[Region], folded_places: list) -> tuple[int, int] | None:
         for place, folded in zip(places, folded_places, strict=True):
             span = _find(matcher, text, place.start, place.end, folded)
-            if span is None or (place.in_error and in_code(text, span)):
+            if span is None or (place.in_error and in_code(text, span)) or in_figure(text, span):
                 continue
             if place.lead_end is None:
                 return span

@@ -39,6 +39,9 @@ def test_an_answer_that_starts_by_quoting_an_error_is_not_for_the_model():
         '{"status": "ok", "error": null, "latency_ms": 512}',
         '{"invoice_id": "INV-2041", "amount": 450, "currency": "EUR", "status": "paid"}',
         '{"error_count": 0, "warnings": 2, "processed": 1500}',
+        '{"code": 0, "message": "success", "data": {"orders": 17, "timeouts": 0}}',
+        '{"status": "success", "message": "Invoice INV-2291 sent to billing@acme.com"}',
+        '{"code": 200, "msg": "操作成功", "data": null}',
     ],
 )
 def test_a_node_s_plain_json_output_is_not_for_the_model(reply):
@@ -53,6 +56,7 @@ def test_a_node_s_plain_json_output_is_not_for_the_model(reply):
         '{"sentiment": "positive", "score": 0.87',
         '{"status": "failed", "code": 503, "items": []}',
         '[{"id": 1, "status": "ok"}, {"id": 2, "status": "failed", "error": "timeout"}]',
+        '{"message": "Rate limit exceeded, please retry in 20s"}',
         "The summary is in the attached table; the figures come from the March export.",
     ],
 )
