@@ -33,6 +33,8 @@ FOLDS3_PATH = CORPUS_DIR / "folds-3.jsonl"
 HELDOUT3_PATH = CORPUS_DIR / "heldout-3.jsonl"
 FOLDS4_PATH = CORPUS_DIR / "folds-4.jsonl"
 HELDOUT4_PATH = CORPUS_DIR / "heldout-4.jsonl"
+FOLDS5_PATH = CORPUS_DIR / "folds-5.jsonl"
+HELDOUT5_PATH = CORPUS_DIR / "heldout-5.jsonl"
 #: Ordinary answers (what nearly every production reply is): non-errors only, split the same way.
 ORDINARY_FOLDS_PATH = CORPUS_DIR / "ordinary-folds.jsonl"
 ORDINARY_HELDOUT_PATH = CORPUS_DIR / "ordinary-heldout.jsonl"
@@ -52,6 +54,8 @@ HELDOUT2_SEED = 20261203
 HELDOUT3_SEED = 20261204
 #: The seed of the fourth batch's held-out draw (fixed once, before any training or evaluation on it).
 HELDOUT4_SEED = 20261205
+#: The seed of the fifth batch's held-out draw (fixed once, before any training or evaluation on it).
+HELDOUT5_SEED = 20261206
 #: Share of rows (drawn as whole families) in the held-out part.
 HELDOUT_SHARE = 0.25
 
@@ -76,6 +80,7 @@ BATCHES = (
     Batch(2, FOLDS2_PATH, HELDOUT2_PATH, HELDOUT2_SEED),
     Batch(3, FOLDS3_PATH, HELDOUT3_PATH, HELDOUT3_SEED),
     Batch(4, FOLDS4_PATH, HELDOUT4_PATH, HELDOUT4_SEED),
+    Batch(5, FOLDS5_PATH, HELDOUT5_PATH, HELDOUT5_SEED),
 )
 
 
@@ -100,7 +105,7 @@ def labelled_rows_load(path: Path) -> list[dict]:
 
 
 def batch_rows_load(number: int) -> tuple[list[dict], list[dict]]:
-    """``(folds rows, held-out rows)`` of batch ``number`` (1 to 4: :data:`BATCHES`) of the
+    """``(folds rows, held-out rows)`` of batch ``number`` (1 to 5: :data:`BATCHES`) of the
     corpus (SPEC §3.3a). Missing files give empty lists (a wheel without the tests).
     Raises IndexError for a batch that does not exist."""
     batch = BATCHES[number - 1]
