@@ -947,3 +947,62 @@ def test_three_digits_inside_a_figure_are_no_status_code(reply):
 
 def test_a_checklist_with_crosses_is_no_error():
     assert judge("✘ 2 tests failed: test_checkout_total and test_refund_rounding. ✔ 148 passed.") is None
+
+
+# --- the fifth batch of public replies (folds-5): provider wordings ----------------------------------------
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [
+        ("运行失败：Anthropic stream ended before message_stop", "incomplete"),
+        ("✕ [API Error: Model stream ended with an invalid chunk or missing finish reason.]", "incomplete"),
+        (
+            "openai.BadRequestError: Error code: 400 - {'error': {'message': 'input contains sensitive words: [test] "
+            "(request id: 20240523152007160608893pVIxONYS)', 'type': 'new_api_error', 'param': '', 'code': "
+            "'sensitive_words_detected'}}",
+            "content_filter",
+        ),
+        (
+            "Failed to call LLM with tools: litellm.RateLimitError: RateLimitError: CerebrasException - We're "
+            "experiencing high traffic right now! Please try again soon.",
+            "overloaded",
+        ),
+        (
+            '{ "error": { "code": 503, "message": "No capacity available for model claude-opus-4-5-thinking on the '
+            'server", "status": "UNAVAILABLE" } }',
+            "overloaded",
+        ),
+        ("Error 503, UNAVAILABLE, 'Deadline expired before operation could complete.'", "timeout"),
+        (
+            "{'error': {'message': 'Organization has been restricted. Please reach out to support if you believe "
+            "this was in error.', 'type': 'invalid_request_error', 'code': 'organization_restricted'}}",
+            "auth",
+        ),
+        ("调用失败：[1214][top_p参数非法。请检查文档。]", "other"),
+        ("erniebot.errors.RequestLimitError: 并发超限", "rate_limit"),
+        (
+            'API Error: Status Code 400, {"code":20015,"message":"length of prompt_tokens (68957) must be less than '
+            'max_seq_len (65536).","data":null}',
+            "context_length",
+        ),
+        (
+            "openai.APIStatusError: The requested model (DeepSeek-R1-Distill-Llama-70B) is not available",
+            "model_not_found",
+        ),
+    ],
+)
+def test_replies_of_the_fifth_batch_s_wordings_name_their_cause(reply, category):
+    assert category_of(reply) == category
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Sensitive words in the prompt trigger new-api's filter; the list is configurable in the admin panel.",
+        "Deadline expired is how gRPC says the call ran past its deadline; raise the timeout in the client.",
+        "The one_api_error type in a relay's body names the relay, not the upstream provider.",
+    ],
+)
+def test_answers_about_the_fifth_batch_s_wordings_are_left_alone(reply):
+    assert judge(reply) is None
