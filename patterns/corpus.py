@@ -35,6 +35,8 @@ FOLDS4_PATH = CORPUS_DIR / "folds-4.jsonl"
 HELDOUT4_PATH = CORPUS_DIR / "heldout-4.jsonl"
 FOLDS5_PATH = CORPUS_DIR / "folds-5.jsonl"
 HELDOUT5_PATH = CORPUS_DIR / "heldout-5.jsonl"
+FOLDS6_PATH = CORPUS_DIR / "folds-6.jsonl"
+HELDOUT6_PATH = CORPUS_DIR / "heldout-6.jsonl"
 #: Ordinary answers (what nearly every production reply is): non-errors only, split the same way.
 ORDINARY_FOLDS_PATH = CORPUS_DIR / "ordinary-folds.jsonl"
 ORDINARY_HELDOUT_PATH = CORPUS_DIR / "ordinary-heldout.jsonl"
@@ -56,6 +58,8 @@ HELDOUT3_SEED = 20261204
 HELDOUT4_SEED = 20261205
 #: The seed of the fifth batch's held-out draw (fixed once, before any training or evaluation on it).
 HELDOUT5_SEED = 20261206
+#: The seed of the sixth batch's held-out draw (fixed once, before any training or evaluation on it).
+HELDOUT6_SEED = 20261207
 #: Share of rows (drawn as whole families) in the held-out part.
 HELDOUT_SHARE = 0.25
 
@@ -81,6 +85,7 @@ BATCHES = (
     Batch(3, FOLDS3_PATH, HELDOUT3_PATH, HELDOUT3_SEED),
     Batch(4, FOLDS4_PATH, HELDOUT4_PATH, HELDOUT4_SEED),
     Batch(5, FOLDS5_PATH, HELDOUT5_PATH, HELDOUT5_SEED),
+    Batch(6, FOLDS6_PATH, HELDOUT6_PATH, HELDOUT6_SEED),
 )
 
 
@@ -105,7 +110,7 @@ def labelled_rows_load(path: Path) -> list[dict]:
 
 
 def batch_rows_load(number: int) -> tuple[list[dict], list[dict]]:
-    """``(folds rows, held-out rows)`` of batch ``number`` (1 to 5: :data:`BATCHES`) of the
+    """``(folds rows, held-out rows)`` of batch ``number`` (1 to 6: :data:`BATCHES`) of the
     corpus (SPEC §3.3a). Missing files give empty lists (a wheel without the tests).
     Raises IndexError for a batch that does not exist."""
     batch = BATCHES[number - 1]
