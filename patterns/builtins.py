@@ -737,6 +737,15 @@ BUILTINS: list[dict] = [
         '"The requested model (DeepSeek-R1-Distill-Llama-70B) is not available".',
     ),
     _builtin(
+        "no-available-providers",
+        "No available providers",
+        "no available providers",
+        "model_not_found",
+        False,
+        24,
+        'claude-code-hub\'s "No available providers" (no_available_providers): no upstream serves the model.',
+    ),
+    _builtin(
         "model-does-not-exist",
         "Model does not exist",
         "regex:model\\W[^\\n]{0,50}?(?:not found|does not exist)",
@@ -1181,6 +1190,15 @@ BUILTINS: list[dict] = [
         "文心（erniebot）的 RequestLimitError：“并发超限”。",
     ),
     _builtin(
+        "daily-request-limit",
+        "Daily request limit reached",
+        "daily request limit",
+        "rate_limit",
+        True,
+        32,
+        'Baidu\'s error 17 "Open api daily request limit reached".',
+    ),
+    _builtin(
         "rate-limit",
         "Rate limit",
         "regex:(?:requests? )?rate[_ -]?limit",
@@ -1296,11 +1314,11 @@ BUILTINS: list[dict] = [
     _builtin(
         "no-capacity",
         "No capacity available",
-        "no capacity available",
+        "regex:no capacity available|out of capacity",
         "overloaded",
         True,
-        30,
-        'Gemini\'s "No capacity available for model … on the server" (MODEL_CAPACITY_EXHAUSTED).',
+        20,
+        'Gemini\'s "No capacity available for model … on the server" (MODEL_CAPACITY_EXHAUSTED), "the service is temporarily out of capacity".',
     ),
     _builtin(
         "deadline-expired",

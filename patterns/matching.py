@@ -369,6 +369,14 @@ _DEFINITION = (
     r"|(?:none|nothing|n/a|null|no errors?)\b|无[。.，,；;\s]|没有)"
 )
 
+#: Words that explain what an error means ("… does not always mean you sent too many requests", "这不是限流而是
+#: 套餐问题", "表示上游响应超时"): after a label they make the reply an answer about an error, not the error. Provider
+#: messages explain how to go on, not what they mean. Chosen on the folds: no failed reply there carries one.
+_EXPLAINS = (
+    r"\b(?:means?|meaning|does not (?:always )?mean|do not treat|actually|root cause|the real (?:error|cause))\b"
+    r"|这不是|而是|表示|意味着|一般有|一般是|并不是|真正的|的原因是|根本原因"
+)
+
 #: The start of a line after a partial answer: a few emoji (⚠️, ❌, ⏱️) but no quote,
 #: backtick, blockquote, bullet, table bar, heading mark or list number.
 _TAIL_LEAD = r"[\p{So}\pM]{0,3} ?"
@@ -557,6 +565,7 @@ _OPENING_RE = _vocabulary(_OPENING)
 #: A reply (or a line) that starts as a log line, after the lead and an optional "Something: " prefix.
 _LOG_START_RE = _vocabulary(r"^" + _LEAD + r"(?:[^\n:：]{1,40}[:：] ?)?" + _LEAD + r"(?:" + _LOG_STAMP + r")")
 _DEFINITION_RE = _vocabulary(_DEFINITION)
+_EXPLAINS_RE = _vocabulary(_EXPLAINS)
 _QUOTE_MARK_RE = _vocabulary(_QUOTE_MARK)
 _QUOTE_START_RE = _vocabulary(_QUOTE_START)
 _SENTENCE_LEAD_RE = _vocabulary(_SENTENCE_LEAD)
@@ -619,7 +628,8 @@ def error_regions(text: str, *, head_chars: int, tail_chars: int) -> list[Region
       followed by a definition and not quoted inside the opening (a word,
       then a quote mark or backtick: 'Q: What does "Error: …'), and, after
       a log line's level or time, only when the reply is log lines only
-      (:func:`log_lines_only`): the opening
+      (:func:`log_lines_only`), and not when its message explains what the
+      error means (:data:`_EXPLAINS`): the opening
       and up to :data:`OPENING_REACH` characters after it, within the head
       window;
     * the reply is one provider sentence: the head window, as a sentence
@@ -647,6 +657,7 @@ def error_regions(text: str, *, head_chars: int, tail_chars: int) -> list[Region
             and _DEFINITION_RE.match(text[opening.end() : opening.end() + 40]) is None
             and not _quotes_inside(opening.group())
             and (_LOG_START_RE.match(head) is None or log_lines_only(text))
+            and _EXPLAINS_RE.search(text[opening.end() : opening.end() + OPENING_REACH]) is None
         ):
             regions.append(Region(0, min(head_end, opening.end() + OPENING_REACH)))
         lead = _SENTENCE_LEAD_RE.match(head)

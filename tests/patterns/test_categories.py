@@ -1006,3 +1006,41 @@ def test_replies_of_the_fifth_batch_s_wordings_name_their_cause(reply, category)
 )
 def test_answers_about_the_fifth_batch_s_wordings_are_left_alone(reply):
     assert judge(reply) is None
+
+
+# --- the sixth batch of public replies (folds-6): explanations after a label, provider wordings -------------
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        'Error: "The service is receiving too many requests from you" in the OpenAI node does not always mean you '
+        "sent too many requests: OpenAI also uses 429 for an empty prepaid balance.",
+        "错误：AionUi 把智谱返回的 429「余额不足或无可用资源包」当成了限速。这不是限流而是套餐/余额问题。",
+        "错误：channel:response_time_exceeded 在 TokenDog 的业务错误码表里表示上游响应超时，处理方式是重试。",
+        "traceback 里的 KeyError: 'result' 只是表象：千帆返回的是错误体，真正的错误信息是 error_msg 里的 "
+        "“Open api daily request limit reached”。",
+    ],
+)
+def test_a_label_whose_message_explains_what_an_error_means_is_an_answer(reply):
+    assert judge(reply) is None
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [
+        (
+            "Error code: 503 - {'error': {'message': 'No available providers (cch_session_id: sess_XXXXXXXX)', "
+            "'type': 'no_available_providers'}}",
+            "model_not_found",
+        ),
+        ("{'error_code': 17, 'error_msg': 'Open api daily request limit reached'}", "rate_limit"),
+        (
+            "com.google.api.gax.rpc.ResourceExhaustedException: io.grpc.StatusRuntimeException: RESOURCE_EXHAUSTED: "
+            "Unable to submit request because the service is temporarily out of capacity. Try again later.",
+            "overloaded",
+        ),
+    ],
+)
+def test_replies_of_the_sixth_batch_s_wordings_name_their_cause(reply, category):
+    assert category_of(reply) == category
