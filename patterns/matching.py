@@ -269,12 +269,14 @@ _EXCEPTION = (
     r"(?-i:(?:[a-z_]\w*\.)+[A-Z]\w*|[A-Z]\w*(?:Error|Exception|Exhausted|Timeout|Exceeded|Unavailable|Denied"
     r"|NotFound|Failure))[:(]"
 )
-#: Retry and transport wrappers (hermes-agent, SDKs, LangChain, axios, urllib3, Go's net/http:
+#: Retry and transport wrappers (hermes-agent, SDKs, LangChain, axios, urllib3, Go's net/http; "LLM call failed:",
+#: "create chat completion failed:", not "Run failed:" nor "Tests failed:", which CI reports open with;
 #: 'Post "https://…": context deadline exceeded', "Failed to get response from OpenAI …"), and an
 #: error chain: a first line that starts with a failure ("Failed to get answer"), then a "Caused by:" line
 #: (Rust's anyhow, Java's stack traces); a commit message or a postmortem's "Caused by:" is prose.
 _WRAPPER = (
     r"(?:\w+ ){0,3}failed after \d+ \w+[:.]|invalid api response|retrying \S+ in|request failed with"
+    r"|(?:llm|api|model|chat|completion|generation|inference)(?: \w+){0,2} (?:call |request )?failed[:：]"
     r"|(?:failed|unable|could not|cannot|exception)\b[^\n]{0,80}\n\s*caused by:"
     r"|failed to get (?:an? )?(?:\w+ )?response from"
     r"|\w*pool\(|❌|✕|✖|⛔|🚫|(?:get|post|put|patch|delete) \"https?://[^\"\s]{1,200}\":"

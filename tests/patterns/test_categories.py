@@ -1044,3 +1044,26 @@ def test_a_label_whose_message_explains_what_an_error_means_is_an_answer(reply):
 )
 def test_replies_of_the_sixth_batch_s_wordings_name_their_cause(reply, category):
     assert category_of(reply) == category
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [
+        ("LLM call failed: Concurrency limit reached for requests", "rate_limit"),
+        ("LLM call failed: 500 The server had an error while processing your request", "server_error"),
+        ("请求过多，请稍后重试。", "rate_limit"),
+    ],
+)
+def test_an_llm_call_that_failed_opens_an_error(reply, category):
+    assert category_of(reply) == category
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Run failed: 2 tests timed out on the Windows runner; I re-ran the job and it passed.",
+        "Tests failed: 3 of 120 timed out after the rate limiter change, fixed in PR 77.",
+    ],
+)
+def test_a_ci_report_that_opens_with_failed_is_no_error(reply):
+    assert judge(reply) is None
