@@ -641,7 +641,8 @@ def error_regions(text: str, *, head_chars: int, tail_chars: int) -> list[Region
       strong opening and runs with only continuation lines to the end, and
       the last paragraph (as a sentence region) when no line of it is quoted
       or fenced; neither when the text before it ends with ":" (an
-      introduced quote).
+      introduced quote), and no error block that explains what an error
+      means (:data:`_EXPLAINS`).
 
     The head opens neither of the first two when it names
     :data:`STATUS_REFERENCE_CODES` or more different 4xx/5xx statuses (a
@@ -670,7 +671,12 @@ def error_regions(text: str, *, head_chars: int, tail_chars: int) -> list[Region
     # re2 reads a slice (the tail window, and one character before it for ^).
     origin = max(0, tail_start - 1)
     block = _TAIL_BLOCK_RE.search(text[origin:], tail_start - origin)
-    if block is not None and origin + block.start() > 0 and not _introduced(text, origin + block.start()):
+    if (
+        block is not None
+        and origin + block.start() > 0
+        and not _introduced(text, origin + block.start())
+        and _EXPLAINS_RE.search(text, origin + block.start()) is None
+    ):
         regions.append(Region(origin + block.start(), size))
     blank = text.rfind("\n\n", tail_start)
     if blank >= 0:

@@ -1026,6 +1026,15 @@ def test_a_label_whose_message_explains_what_an_error_means_is_an_answer(reply):
     assert judge(reply) is None
 
 
+def test_a_last_line_that_explains_what_an_error_means_is_no_error_block():
+    reply = (
+        "Rate limits vs. balance on api.z.ai:\n\n1. Concurrency or frequency 429s clear if you slow down.\n"
+        "2. A 429 that says the balance is exhausted will not clear by waiting; recharge first.\n\n"
+        "Error: do not treat every 429 as transient — the last case needs a human."
+    )
+    assert judge(reply) is None
+
+
 @pytest.mark.parametrize(
     "reply, category",
     [
