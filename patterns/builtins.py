@@ -89,15 +89,6 @@ BUILTINS: list[dict] = [
         'LangChain\'s "No generation chunks were returned": the stream held no answer.',
     ),
     _builtin(
-        "stream-ended-early",
-        "Stream ended before the end",
-        "stream ended before",
-        "incomplete",
-        True,
-        12,
-        'Anthropic\'s "stream ended before message_stop": the answer was cut off.',
-    ),
-    _builtin(
         "missing-finish-reason",
         "Missing finish reason",
         "missing finish reason",
@@ -118,11 +109,12 @@ BUILTINS: list[dict] = [
     _builtin(
         "stream-cut-short",
         "Stream ended before completion",
-        "stream disconnected before completion",
+        "regex:stream (?:disconnected|closed|ended) before(?: completion)?",
         "incomplete",
         True,
         12,
-        'The answer\'s stream ended before it was complete ("stream disconnected before completion").',
+        "The answer's stream ended before it was complete (\"stream disconnected before completion\", Anthropic's"
+        ' "stream ended before message_stop", "stream closed before a finish_reason was received").',
     ),
     _builtin(
         "empty-content",
@@ -168,15 +160,6 @@ BUILTINS: list[dict] = [
         True,
         12,
         'pydantic-ai\'s "Content field missing from Gemini response": the answer had no text.',
-    ),
-    _builtin(
-        "stream-closed-early",
-        "Stream closed before a finish reason",
-        "stream closed before a finish_reason",
-        "incomplete",
-        True,
-        12,
-        'The answer\'s stream closed before the provider said it was finished ("… completions stream closed before a finish_reason was received").',
     ),
     _builtin(
         "stream-ended-without-finish",
@@ -345,11 +328,11 @@ BUILTINS: list[dict] = [
     _builtin(
         "invalid-parameters-zh",
         "参数有误",
-        "regex:api ?调用参数有误",
+        "regex:api ?调用参数有误|参数非法",
         "other",
         False,
         48,
-        "Zhipu and others: API 调用参数有误, 请求参数错误 (a generic cause: after the specific ones).",
+        "Zhipu and others: API 调用参数有误, 请求参数错误, top_p参数非法 (a generic cause: after the specific ones).",
     ),
     # --- one-api's "upstream saturated": its message beats the code it is sent with --------------
     _builtin(
@@ -379,15 +362,6 @@ BUILTINS: list[dict] = [
         False,
         20,
         "Azure OpenAI's \"The response was filtered due to the prompt triggering Azure OpenAI's content management policy.\"",
-    ),
-    _builtin(
-        "sensitive-words",
-        "Sensitive words",
-        "regex:sensitive[_ ]words",
-        "content_filter",
-        False,
-        20,
-        'new-api\'s "input contains sensitive words" (sensitive_words_detected).',
     ),
     _builtin(
         "prohibited-content",
@@ -428,11 +402,11 @@ BUILTINS: list[dict] = [
     _builtin(
         "inappropriate-content",
         "Inappropriate or flagged content",
-        "regex:inappropriate|moderation|flagged|sensitive content",
+        "regex:inappropriate|moderation|flagged|sensitive[_ ](?:content|words)",
         "content_filter",
         False,
         20,
-        "The input or output was flagged as inappropriate.",
+        'The input or output was flagged as inappropriate (new-api\'s "input contains sensitive words").',
     ),
     _builtin(
         "sensitive-content",
@@ -864,15 +838,6 @@ BUILTINS: list[dict] = [
         'SiliconFlow\'s "length of prompt_tokens (68957) must be less than max_seq_len (65536)".',
     ),
     _builtin(
-        "illegal-parameter-zh",
-        "参数非法",
-        "参数非法",
-        "other",
-        False,
-        24,
-        "智谱的“[1214][top_p参数非法”：请求参数不被接受。",
-    ),
-    _builtin(
         "prompt-too-long",
         "Prompt too long",
         "regex:(?:prompt|input) is too long|too many tokens|max_tokens|range of input length",
@@ -1181,24 +1146,6 @@ BUILTINS: list[dict] = [
     ),
     # --- rate limits -----------------------------------------------------------------------------
     _builtin(
-        "concurrency-over-limit-zh",
-        "并发超限",
-        "regex:并发超限|requestlimiterror",
-        "rate_limit",
-        True,
-        32,
-        "文心（erniebot）的 RequestLimitError：“并发超限”。",
-    ),
-    _builtin(
-        "daily-request-limit",
-        "Daily request limit reached",
-        "daily request limit",
-        "rate_limit",
-        True,
-        32,
-        'Baidu\'s error 17 "Open api daily request limit reached".',
-    ),
-    _builtin(
         "rate-limit",
         "Rate limit",
         "regex:(?:requests? )?rate[_ -]?limit",
@@ -1222,11 +1169,13 @@ BUILTINS: list[dict] = [
     _builtin(
         "concurrency-limit",
         "Concurrency or request-rate limit",
-        "regex:concurrency limit|request rate|requests? per (?:minute|second|day)|slow down",
+        "regex:concurrency limit|request rate|requests? per (?:minute|second|day)|daily request limit|requestlimiterror"
+        "|slow down",
         "rate_limit",
         True,
         32,
-        '"Concurrency limit exceeded", "Request rate increased too quickly".',
+        '"Concurrency limit exceeded", "Request rate increased too quickly", Baidu\'s "Open api daily request limit'
+        " reached\", erniebot's RequestLimitError.",
     ),
     _builtin(
         "rate-limited",
@@ -1276,11 +1225,11 @@ BUILTINS: list[dict] = [
     _builtin(
         "rate-limit-zh",
         "请求过于频繁 / 速率限制",
-        "regex:(?:您的)?(?:账户|账号)?(?:已达到)?速率限制|限流|并发数?过高|(?:提问|请求|访问|调用)(?:太快|过快|过于频繁|太频繁|过多)",
+        "regex:(?:您的)?(?:账户|账号)?(?:已达到)?速率限制|限流|并发(?:数?过高|超限)|(?:提问|请求|访问|调用)(?:太快|过快|过于频繁|太频繁|过多)",
         "rate_limit",
         True,
         32,
-        "速率限制, 请求过于频繁, 提问太快啦.",
+        "速率限制, 请求过于频繁, 并发超限, 提问太快啦.",
     ),
     _builtin(
         "request-speed-zh",
@@ -1295,7 +1244,7 @@ BUILTINS: list[dict] = [
     _builtin(
         "timeout",
         "Timeout",
-        "regex:(?:(?:the )?(?:request|connection|call) )?timed?[ _]?out|deadline[_ ]exceeded",
+        "regex:(?:(?:the )?(?:request|connection|call) )?timed?[ _]?out|deadline[_ ](?:exceeded|expired)",
         "timeout",
         True,
         34,
@@ -1319,15 +1268,6 @@ BUILTINS: list[dict] = [
         True,
         20,
         'Gemini\'s "No capacity available for model … on the server" (MODEL_CAPACITY_EXHAUSTED), "the service is temporarily out of capacity".',
-    ),
-    _builtin(
-        "deadline-expired",
-        "Deadline expired",
-        "deadline expired",
-        "timeout",
-        True,
-        34,
-        'Gemini\'s "Deadline expired before operation could complete."',
     ),
     _builtin(
         "connection-error",
