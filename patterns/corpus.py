@@ -26,17 +26,6 @@ REPO = Path(__file__).resolve().parents[1]
 CORPUS_DIR = REPO / "tests" / "data" / "corpus"
 FOLDS_PATH = CORPUS_DIR / "folds.jsonl"
 HELDOUT_PATH = CORPUS_DIR / "heldout.jsonl"
-#: Later batches of the corpus (new sources), each split with its own seed before anything used it.
-FOLDS2_PATH = CORPUS_DIR / "folds-2.jsonl"
-HELDOUT2_PATH = CORPUS_DIR / "heldout-2.jsonl"
-FOLDS3_PATH = CORPUS_DIR / "folds-3.jsonl"
-HELDOUT3_PATH = CORPUS_DIR / "heldout-3.jsonl"
-FOLDS4_PATH = CORPUS_DIR / "folds-4.jsonl"
-HELDOUT4_PATH = CORPUS_DIR / "heldout-4.jsonl"
-FOLDS5_PATH = CORPUS_DIR / "folds-5.jsonl"
-HELDOUT5_PATH = CORPUS_DIR / "heldout-5.jsonl"
-FOLDS6_PATH = CORPUS_DIR / "folds-6.jsonl"
-HELDOUT6_PATH = CORPUS_DIR / "heldout-6.jsonl"
 #: Ordinary answers (what nearly every production reply is): non-errors only, split the same way.
 ORDINARY_FOLDS_PATH = CORPUS_DIR / "ordinary-folds.jsonl"
 ORDINARY_HELDOUT_PATH = CORPUS_DIR / "ordinary-heldout.jsonl"
@@ -50,16 +39,9 @@ EXTRA_PATHS = (
 HELDOUT_SEED = 20261201
 #: The seed of the ordinary answers' held-out draw (fixed once, before any choice was made on them).
 ORDINARY_HELDOUT_SEED = 20261202
-#: The seed of the second batch's held-out draw (fixed once, before any training or evaluation on it).
-HELDOUT2_SEED = 20261203
-#: The seed of the third batch's held-out draw (fixed once, before any training or evaluation on it).
-HELDOUT3_SEED = 20261204
-#: The seed of the fourth batch's held-out draw (fixed once, before any training or evaluation on it).
-HELDOUT4_SEED = 20261205
-#: The seed of the fifth batch's held-out draw (fixed once, before any training or evaluation on it).
-HELDOUT5_SEED = 20261206
-#: The seed of the sixth batch's held-out draw (fixed once, before any training or evaluation on it).
-HELDOUT6_SEED = 20261207
+#: The seeds of the later batches' held-out draws, by batch number (each fixed once, before any training or
+#: evaluation on that batch). A later batch N lives in ``folds-N.jsonl`` and ``heldout-N.jsonl``.
+LATER_BATCH_SEEDS = {2: 20261203, 3: 20261204, 4: 20261205, 5: 20261206, 6: 20261207}
 #: Share of rows (drawn as whole families) in the held-out part.
 HELDOUT_SHARE = 0.25
 
@@ -81,11 +63,10 @@ class Batch:
 #: The corpus's batches, oldest first (tests/data/corpus/README.md describes each).
 BATCHES = (
     Batch(1, FOLDS_PATH, HELDOUT_PATH, HELDOUT_SEED),
-    Batch(2, FOLDS2_PATH, HELDOUT2_PATH, HELDOUT2_SEED),
-    Batch(3, FOLDS3_PATH, HELDOUT3_PATH, HELDOUT3_SEED),
-    Batch(4, FOLDS4_PATH, HELDOUT4_PATH, HELDOUT4_SEED),
-    Batch(5, FOLDS5_PATH, HELDOUT5_PATH, HELDOUT5_SEED),
-    Batch(6, FOLDS6_PATH, HELDOUT6_PATH, HELDOUT6_SEED),
+    *(
+        Batch(number, CORPUS_DIR / f"folds-{number}.jsonl", CORPUS_DIR / f"heldout-{number}.jsonl", seed)
+        for number, seed in LATER_BATCH_SEEDS.items()
+    ),
 )
 
 

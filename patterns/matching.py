@@ -304,13 +304,15 @@ _STATUS = (
 )
 #: A JSON or Python value that says something (matched case-insensitively): a non-empty string, object or
 #: list, a number other than 0, true, a name other than null, none or false. ``"error": null`` reports no error.
-NON_EMPTY_VALUE = "(?:[\"'][^\"']|[{\\[]\\s*[^\\s}\\]]|[^\\s\"'{\\[nf0]|n[^uo]|f[^a])"
+_NOT_A_STRING = "[{\\[]\\s*[^\\s}\\]]|[^\\s\"'{\\[nf0]|n[^uo]|f[^a]"
+NON_EMPTY_VALUE = "(?:[\"'][^\"']|" + _NOT_A_STRING + ")"
 #: :data:`NON_EMPTY_VALUE` that is not the string "none" or "n/a" either: what an error body's opening needs
 #: ('{"job": "backup", "error": "none"}' and '{"error": "N/A"}' report no error). The built-ins that follow the
 #: opening use the shorter form: where no opening is found they do not match.
 _SAYS_SOMETHING = (
-    "(?:[\"'](?:[^\"'n]|n(?:[^o/\"']|o(?:[^n\"']|n(?:[^e\"']|e[^\"'])))|n/(?:[^a\"']|a[^\"']))"
-    "|[{\\[]\\s*[^\\s}\\]]|[^\\s\"'{\\[nf0]|n[^uo]|f[^a])"
+    "(?:[\"'](?:[^\"'n]|n(?:[^o/\"']|o(?:[^n\"']|n(?:[^e\"']|e[^\"'])))|n/(?:[^a\"']|a[^\"']))|"
+    + _NOT_A_STRING
+    + ")"
 )
 
 #: Error bodies printed as JSON or as a Python dict ({"error": …, {'detail': …, MiniMax's {"base_resp": …; an empty
@@ -340,12 +342,11 @@ _LOG_STAMP = (
 #: opening after a level or a time counts only when the reply is nothing but log lines (:func:`log_lines_only`).
 _LOG_PREFIX = r"(?:" + _LOG_STAMP + r")?(?:[\w.]+:\w+:\d+ - )?"
 
+#: Where an opening may start: the reply's start, a few symbols, an optional "Something: " prefix.
+_OPENING_START = r"^" + _LEAD + r"(?:[^\n:：]{1,40}[:：] ?)?" + _LEAD
 #: The opening of a reply that is an error, after an optional "Something: " prefix.
 _OPENING = (
-    r"^"
-    + _LEAD
-    + r"(?:[^\n:：]{1,40}[:：] ?)?"
-    + _LEAD
+    _OPENING_START
     + _LOG_PREFIX
     + r"(?:"
     + "|".join((_LABEL, _EXCEPTION, _WRAPPER, _STATUS, _BODY))
@@ -565,7 +566,7 @@ def _vocabulary(source: str):
 
 _OPENING_RE = _vocabulary(_OPENING)
 #: A reply (or a line) that starts as a log line, after the lead and an optional "Something: " prefix.
-_LOG_START_RE = _vocabulary(r"^" + _LEAD + r"(?:[^\n:：]{1,40}[:：] ?)?" + _LEAD + r"(?:" + _LOG_STAMP + r")")
+_LOG_START_RE = _vocabulary(_OPENING_START + r"(?:" + _LOG_STAMP + r")")
 _DEFINITION_RE = _vocabulary(_DEFINITION)
 _EXPLAINS_RE = _vocabulary(_EXPLAINS)
 _QUOTE_MARK_RE = _vocabulary(_QUOTE_MARK)
