@@ -310,9 +310,7 @@ NON_EMPTY_VALUE = "(?:[\"'][^\"']|" + _NOT_A_STRING + ")"
 #: ('{"job": "backup", "error": "none"}' and '{"error": "N/A"}' report no error). The built-ins that follow the
 #: opening use the shorter form: where no opening is found they do not match.
 _SAYS_SOMETHING = (
-    "(?:[\"'](?:[^\"'n]|n(?:[^o/\"']|o(?:[^n\"']|n(?:[^e\"']|e[^\"'])))|n/(?:[^a\"']|a[^\"']))|"
-    + _NOT_A_STRING
-    + ")"
+    "(?:[\"'](?:[^\"'n]|n(?:[^o/\"']|o(?:[^n\"']|n(?:[^e\"']|e[^\"'])))|n/(?:[^a\"']|a[^\"']))|" + _NOT_A_STRING + ")"
 )
 
 #: Error bodies printed as JSON or as a Python dict ({"error": …, {'detail': …, MiniMax's {"base_resp": …; an empty
@@ -345,13 +343,7 @@ _LOG_PREFIX = r"(?:" + _LOG_STAMP + r")?(?:[\w.]+:\w+:\d+ - )?"
 #: Where an opening may start: the reply's start, a few symbols, an optional "Something: " prefix.
 _OPENING_START = r"^" + _LEAD + r"(?:[^\n:：]{1,40}[:：] ?)?" + _LEAD
 #: The opening of a reply that is an error, after an optional "Something: " prefix.
-_OPENING = (
-    _OPENING_START
-    + _LOG_PREFIX
-    + r"(?:"
-    + "|".join((_LABEL, _EXCEPTION, _WRAPPER, _STATUS, _BODY))
-    + r")"
-)
+_OPENING = _OPENING_START + _LOG_PREFIX + r"(?:" + "|".join((_LABEL, _EXCEPTION, _WRAPPER, _STATUS, _BODY)) + r")"
 
 #: A quote mark opened after a word (group 1 is the mark): 'Q: What does "Error: …', 'That
 #: `RateLimitError:', 'Glossary entry — `{"error": …', '问：“relay error'. A quote right after a key's
