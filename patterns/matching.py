@@ -357,6 +357,13 @@ _CLOSING_MARKS = {"“": "”", "「": "」"}
 #: The start of a reply that quotes something after a few words; group 1 is the quote mark.
 _QUOTE_START = r"^[^\n]{0,60}?" + _QUOTE_MARK
 
+#: A heading that opens a glossary or reference entry ("Glossary entry — `Error code: 429 …`", "Term: …",
+#: "术语解释 —— …", "名词解释：…", "额度说明：…"): the reply defines or explains an error rather than being one.
+_GLOSSARY_HEAD = (
+    r"^\W{0,3}(?:glossary(?: entry)?|terms?|definitions?|explanation|术语(?:解释)?|名词解释|释义|词条|(?:额度|配额|账单|计费|费用)说明)"
+    r"\s*[:：—–-]"
+)
+
 #: What follows a label when the line is a glossary entry or an explanation, or says there was none
 #: ("Error message: none. All 12 tasks succeeded.", "错误：无。").
 _DEFINITION = (
@@ -371,6 +378,12 @@ _EXPLAINS = (
     r"\b(?:means?|meaning|does not (?:always )?mean|do not treat|actually|root cause|the real (?:error|cause))\b"
     r"|这不是|而是|表示|意味着|一般有|一般是|并不是|真正的|的原因是|根本原因"
 )
+
+#: A label's message that describes rather than reports: a lowercase "the" and a verb of being or duty within a
+#: few words ("Server error: the 500 with code model_load_error is lemonade's wrapper …", "429 Too Many Requests:
+#: the client is being rate limited", "Billing error: the annual plan was charged …"). A provider's message after a
+#: label reports what happened ("HTTP 400 Bad Request: the request exceeds the available context size").
+_DESCRIBES = r"\s*(?-i:the) [a-z0-9][\w'’-]*(?: [\w`'’.,()-]+){0,6}? (?:is|are|was|were|must|should)\b"
 
 #: The start of a line after a partial answer: a few emoji (⚠️, ❌, ⏱️) but no quote,
 #: backtick, blockquote, bullet, table bar, heading mark or list number.
@@ -561,8 +574,20 @@ _OPENING_RE = _vocabulary(_OPENING)
 _LOG_START_RE = _vocabulary(_OPENING_START + r"(?:" + _LOG_STAMP + r")")
 _DEFINITION_RE = _vocabulary(_DEFINITION)
 _EXPLAINS_RE = _vocabulary(_EXPLAINS)
+_DESCRIBES_RE = _vocabulary(_DESCRIBES)
+#: A CamelCase name (an exception's class or a provider's error code) before a colon, case-sensitive:
+#: RateLimitError, APIError, ModelNotReadyException, InternalError.Algo.DataInspectionFailed.
+_CLASS_NAME_END_RE = re.compile(r"(?:[a-z][A-Z]|[A-Z]{2}[a-z])\w*\W*$")
+#: How a provider's message goes on after what happened (a describing label's message does not).
+_GOES_ON_LIKE_A_PROVIDER_RE = re.compile(r"(?i)please|retry|try again|请|稍后")
+#: A label's describing message at the reply's start must run on this long (characters) to be an answer:
+#: "Error: the token is expired" is a provider's message; "Server error: the 500 with code model_load_error
+#: is lemonade's wrapper around a llama-server process that exited during startup. Run …" explains one.
+#: Chosen on the folds and a breaking set of short provider messages.
+DESCRIPTION_MIN_CHARS = 100
 _QUOTE_MARK_RE = _vocabulary(_QUOTE_MARK)
 _QUOTE_START_RE = _vocabulary(_QUOTE_START)
+_GLOSSARY_HEAD_RE = _vocabulary(_GLOSSARY_HEAD)
 _SENTENCE_LEAD_RE = _vocabulary(_SENTENCE_LEAD)
 _TAIL_LEAD_RE = _vocabulary(_TAIL_LEAD)
 _TAIL_BLOCK_RE = _vocabulary(_TAIL_BLOCK)
@@ -615,6 +640,58 @@ def log_lines_only(text: str) -> bool:
     return True
 
 
+_BODY_START_RE = re.compile(r"[{\[]")
+
+
+def json_body_end(text: str, start: int, *, limit: int) -> int | None:
+    """Where the JSON body that follows an error's opening ends: the offset just past the ``}``
+    or ``]`` that closes the first ``{`` or ``[`` among the first 40 characters after ``start``
+    (strings in ``"`` or ``'`` are skipped, with backslash escapes); ``limit`` when the body is
+    still open there and ``limit`` is the reply's end (a body cut short runs to the end); None
+    when there is no such bracket or it is still open at a ``limit`` before the reply's end
+    (pure; SPEC §3.3: "the reply is the error" covers the provider's whole body, however long
+    its message)."""
+    opened = _BODY_START_RE.search(text, start, min(limit, start + 40))
+    if opened is None:
+        return None
+    depth, quote, index = 0, None, opened.start()
+    while index < limit:
+        char = text[index]
+        if quote is not None:
+            if char == "\\":
+                index += 1
+            elif char == quote:
+                quote = None
+        elif char in "\"'":
+            quote = char
+        elif char in "{[":
+            depth += 1
+        elif char in "}]":
+            depth -= 1
+            if depth == 0:
+                return index + 1
+        index += 1
+    return limit if limit == len(text) else None
+
+
+def _label_describes(text: str, start: int, *, min_chars: int = 0) -> bool:
+    """True when the line at ``start`` is a label whose message, after the line's first colon,
+    describes rather than reports (:data:`_DESCRIBES`): "Exception: the gateway should return
+    503 …", and runs on for at least ``min_chars`` characters without a provider's way of going
+    on ("please", "retry", "try again", 请, 稍后). A CamelCase name is no such label: an
+    exception's class or an error code comes with the provider's message
+    ("ModelNotReadyException: the model is not ready to serve requests.", "APIError: the server
+    is overloaded", "DataInspectionFailed: the input was refused.")."""
+    line = text[start : start + 200].split("\n", 1)[0]
+    colon = min((at for at in (line.find(":"), line.find("：")) if at >= 0), default=-1)
+    if colon < 0 or _CLASS_NAME_END_RE.search(line[:colon]) is not None:
+        return False
+    message = text[start + colon + 1 :]
+    if len(message.strip()) < min_chars or _GOES_ON_LIKE_A_PROVIDER_RE.search(message[:200]) is not None:
+        return False
+    return _DESCRIBES_RE.match(message) is not None
+
+
 def error_regions(text: str, *, head_chars: int, tail_chars: int) -> list[Region]:
     """Where the reply *is* an error, in the three shapes of SPEC §3.3 (pure).
 
@@ -639,13 +716,15 @@ def error_regions(text: str, *, head_chars: int, tail_chars: int) -> list[Region
 
     The head opens neither of the first two when it names
     :data:`STATUS_REFERENCE_CODES` or more different 4xx/5xx statuses (a
-    reference about statuses, not one error). The tail window is scanned only
+    reference about statuses, not one error) or opens with a glossary heading
+    (:data:`_GLOSSARY_HEAD`). When the opening is followed by a JSON body, the
+    first shape runs to the body's end (:func:`json_body_end`). The tail window is scanned only
     when the reply is longer than the head.
     """
     size = len(text)
     head_end = min(size, max(0, head_chars))
     regions: list[Region] = []
-    if head_end and not _names_many_statuses(text[:head_end]):
+    if head_end and not _names_many_statuses(text[:head_end]) and _GLOSSARY_HEAD_RE.match(text) is None:
         head = text[:head_end]
         opening = _OPENING_RE.search(head)
         if (
@@ -654,8 +733,13 @@ def error_regions(text: str, *, head_chars: int, tail_chars: int) -> list[Region
             and not _quotes_inside(opening.group())
             and (_LOG_START_RE.match(head) is None or log_lines_only(text))
             and _EXPLAINS_RE.search(text[opening.end() : opening.end() + OPENING_REACH]) is None
+            and not _label_describes(text, 0, min_chars=DESCRIPTION_MIN_CHARS)
         ):
-            regions.append(Region(0, min(head_end, opening.end() + OPENING_REACH)))
+            end = min(head_end, opening.end() + OPENING_REACH)
+            # The error's JSON body runs on to its end, within the windows (which meet on a short reply).
+            limit = size if size <= head_chars + max(0, tail_chars) else head_end
+            body_end = json_body_end(text, opening.end(), limit=limit)
+            regions.append(Region(0, end if body_end is None else max(end, body_end)))
         lead = _SENTENCE_LEAD_RE.match(head)
         regions.append(Region(0, head_end, lead.end() if lead is not None else 0))
     if size > head_end and tail_chars <= 0:
@@ -669,6 +753,7 @@ def error_regions(text: str, *, head_chars: int, tail_chars: int) -> list[Region
         and origin + block.start() > 0
         and not _introduced(text, origin + block.start())
         and _EXPLAINS_RE.search(text, origin + block.start()) is None
+        and not _label_describes(text, origin + block.start())
     ):
         regions.append(Region(origin + block.start(), size))
     blank = text.rfind("\n\n", tail_start)
@@ -724,15 +809,20 @@ def quotes_an_error(text: str | None, *, head_chars: int) -> bool:
 
 
 def about_errors(text: str | None, *, head_chars: int) -> bool:
-    """True when the reply is an answer about errors rather than one (pure; SPEC §3.3): it starts
-    by quoting an error (:func:`quotes_an_error`), or its head window names
+    """True when the reply is an answer about errors rather than one (pure; SPEC §3.3): it opens
+    with a glossary heading (:data:`_GLOSSARY_HEAD`), it starts by quoting an error
+    (:func:`quotes_an_error`), or its head window names
     :data:`STATUS_REFERENCE_CODES` or more different 4xx/5xx statuses (a reference: "Status codes:
     400 bad request, 401 invalid API key, 429 too many requests …"). The shapes of
     :func:`error_regions` already refuse both to the patterns; the learned model's verdict yields to
     them too (SPEC §3.3a)."""
     if not text:
         return False
-    return quotes_an_error(text, head_chars=head_chars) or _names_many_statuses(text[: max(0, head_chars)])
+    return (
+        _GLOSSARY_HEAD_RE.match(text) is not None
+        or quotes_an_error(text, head_chars=head_chars)
+        or _names_many_statuses(text[: max(0, head_chars)])
+    )
 
 
 #: The shortest reply the learned model judges, in columns (a CJK character counts two): below

@@ -3,7 +3,7 @@
 
 import pytest
 
-from patterns.matching import quotes_an_error
+from patterns.matching import about_errors, json_body_end, quotes_an_error
 from tests.bench.quality import builtin_matcher
 
 
@@ -1076,3 +1076,191 @@ def test_an_llm_call_that_failed_opens_an_error(reply, category):
 )
 def test_a_ci_report_that_opens_with_failed_is_no_error(reply):
     assert judge(reply) is None
+
+
+# --- the folds' category mistakes after the labels were checked against tests/data/corpus/LABELS.md ---------
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [
+        # a retry hint at the end of a JSON body longer than the opening's reach
+        (
+            'dev.langchain4j.exception.RateLimitException: {\n  "error": {\n    "code": 429,\n    "message": "You '
+            "exceeded your current quota, please check your plan and billing details. For more information on this "
+            "error, head to: https://ai.google.dev/gemini-api/docs/rate-limits. To monitor your current usage, head "
+            "to: https://ai.dev/usage?tab=rate-limit. \\n* Quota exceeded for metric: generativelanguage.googleapis."
+            'com/generate_content_free_tier_requests, limit: 20, model: gemini-2.5-flash-lite\\nPlease retry in 45.79s.",',
+            "rate_limit",
+        ),
+        ("Error: the provider rejected the gateway's credentials", "auth"),
+        ("401 Invalid model key or Incorrect local model configuration.", "auth"),
+        (
+            "OLC-AUTH-FAILED: OpenRouter server error (401)\nOpenRouter returned HTTP 401 while generating a response "
+            'with model "tencent/hy3". Check its credentials, API key, or account access.',
+            "auth",
+        ),
+        (
+            "An unexpected error occurred: Server returned 401 — the LLM endpoint may be temporarily unavailable.",
+            "auth",
+        ),
+        ("max_tokens参数非法。请检查文档。", "other"),
+        (
+            "Error: RESOURCE_EXHAUSTED: Quota exceeded for aiplatform.googleapis.com/embed_content_input_tokens_"
+            "per_minute_per_base_model with base model: gemini-embedding.",
+            "rate_limit",
+        ),
+        (
+            '"error": {"code": 429, "message": "Resource has been exhausted (e.g. check quota).", "status": '
+            '"RESOURCE_EXHAUSTED", "details": [{"reason": "INSUFFICIENT_G1_CREDITS_BALANCE"}]}',
+            "quota",
+        ),
+        (
+            "Request processing failed: org.springframework.ai.retry.NonTransientAiException: HTTP 404 - 404 page "
+            "not found",
+            "other",
+        ),
+        (
+            "Error code: 403 - {'code': 'The caller does not have permission to execute the specified operation', "
+            "'error': 'Content violates usage guidelines. Team: [REDACTED], Model: grok-4-0709'}",
+            "content_filter",
+        ),
+        ("API Error: Connection closed mid-response. The response above may be incomplete.", "incomplete"),
+        ('{"error":{"message":"Upstream request failed","type":"upstream_error"}}', "server_error"),
+        (
+            '{"error":{"code":"resource_exhausted","message":"Error","details":[{"debug":{"details":{"title":"High '
+            'Load","detail":"We\'re experiencing high demand for Claude 3.7 Sonnet right now."}}}]}}',
+            "overloaded",
+        ),
+    ],
+)
+def test_the_cause_in_the_body_names_the_category_over_the_status_or_a_generic_word(reply, category):
+    assert category_of(reply) == category
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "术语解释 —— Error code: 401 - {'error': {'message': 'Invalid Authentication', 'type': "
+        "'invalid_authentication_error'}}：这是鉴权失败，通常是密钥错了或过期了。",
+        "术语解释 —— 研究过程中发生错误: Error code: 429 - {'error': {'message': '当前分组上游负载已饱和，请稍后再试'}}："
+        "这是上游繁忙的提示。",
+        "Glossary: Error code: 429 - {'error': {'message': 'Rate limit reached'}} — the provider throttled the caller.",
+        "名词解释：insufficient_quota —— 账户额度用完。",
+    ],
+)
+def test_a_reply_that_opens_with_a_glossary_heading_is_an_answer_about_errors(reply):
+    assert judge(reply) is None
+    assert about_errors(reply, head_chars=500)
+
+
+def test_an_error_opening_s_json_body_runs_to_its_closing_brace():
+    reply = "openai.RateLimitError: " + '{"error": {"message": "' + "x" * 600 + ' retry in 2s", "code": 429}}'
+    assert json_body_end(reply, len("openai.RateLimitError: "), limit=len(reply)) == len(reply)
+    assert json_body_end(reply, 0, limit=100) is None  # still open before the reply's end: no claim
+    assert json_body_end("Error: no body here", 6, limit=19) is None
+    assert json_body_end('Error: {"a": "}"} and then prose', 6, limit=32) == len('Error: {"a": "}"}')
+
+
+# --- the seventh batch of public replies (folds-7): labels that describe, provider wordings ---------------
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Server error: the 500 with code model_load_error is lemonade's wrapper around a llama-server process that "
+        "exited during startup. Run `lemonade-server serve --log-level debug` to see the stderr.",
+        "Billing error: the annual Coding Plan was charged and shows as VALID, but requests are still refused with "
+        "code 1113. Attach the request id to the ticket.",
+        "429 Too Many Requests: the client is being rate limited. Distinguish it from 503 Service Unavailable, "
+        "which is about the server's own capacity rather than the client's request rate.",
+        "Checked the proxy logs and the retries.\n\nException: the gateway should return 503 with a readiness hint "
+        "instead of the raw Envoy text.",
+    ],
+)
+def test_a_label_whose_message_describes_instead_of_reporting_is_an_answer(reply):
+    assert judge(reply) is None
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [
+        ("HTTP 400 Bad Request: the request exceeds the available context size, try increasing it", "context_length"),
+        ("ModelNotReadyException: the model is not ready to serve requests.", "overloaded"),
+        ("<400> InternalError.Algo.DataInspectionFailed: the input was refused.", "content_filter"),
+        ("Error: The model is overloaded. Please try again later.", "overloaded"),
+    ],
+)
+def test_a_provider_s_message_after_a_label_or_a_class_name_is_still_an_error(reply, category):
+    assert category_of(reply) == category
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [
+        (
+            "AI assistant: Error: Unsupported parameter: 'max_tokens' is not supported with this model. Use "
+            "'max_completion_tokens' instead.",
+            "other",
+        ),
+        (
+            "Error: [provider.api_error] 400 The request was rejected because it was considered high\n risk",
+            "content_filter",
+        ),
+        ("404 Client Error: Not Found for url: https://ollama.ai/api/models", "other"),
+        ("Error: upstream stream truncated (no completion event; round 3)", "incomplete"),
+        ("Error: Model is not exists.", "model_not_found"),
+        ("429 The engine is currently overloaded", "overloaded"),
+        (
+            '请求错误：API Error: Status Code 429, { "error": { "code": 429, "message": "Quota exceeded for quota '
+            "metric 'Generate Content API requests per minute' and limit 'GenerateContent request limit per minute'\" } }",
+            "rate_limit",
+        ),
+    ],
+)
+def test_replies_of_the_seventh_batch_s_wordings_name_their_cause(reply, category):
+    assert category_of(reply) == category
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "额度说明：qwen3.7-max 的 fast 选项按会话计算分钟级 token 配额，7 轮左右就会触发 `Allocated quota exceeded`。",
+        "账单说明：您支付的 20.00 美元购买的是 Token Plan 套餐，余额不足时请求会返回 insufficient balance (1008)。",
+        "Explanation: \"429 Too Many Requests\" with error code 1015 is Cloudflare's rate limit, not the model's.",
+    ],
+)
+def test_a_reply_that_opens_with_an_explanation_heading_is_an_answer_about_errors(reply):
+    assert judge(reply) is None
+    assert about_errors(reply, head_chars=500)
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [
+        ("Error: the token is expired", "auth"),
+        ("Error: the key is revoked", "auth"),
+        (
+            "openai.OpenAIError: Missing credentials. Please pass an `apiKey`, or set the `OPENAI_API_KEY` variable.",
+            "auth",
+        ),
+        ("Error: server error (401)", "auth"),
+        ("Error: the balance is insufficient", "quota"),
+        ("Error: the response was cut off", "incomplete"),
+        ("Error: the socket was closed by the remote host", "network"),
+        ("APIError: the server is overloaded", "overloaded"),
+        ("请求超时，请稍后重试", "timeout"),
+        ("错误：上游请求失败，请稍后重试", "server_error"),
+        ("系统检测到输入或生成内容可能包含不安全或敏感内容，请您避免输入易产生敏感内容的提示语。", "content_filter"),
+    ],
+)
+def test_a_short_provider_message_after_a_label_is_an_error_however_it_is_worded(reply, category):
+    assert category_of(reply) == category
+
+
+def test_an_agent_s_own_retry_is_no_provider_retry_hint():
+    reply = (
+        'API call failed: HTTP 402 {"error":{"message":"Insufficient credits. Add more using '
+        'https://openrouter.ai/settings/credits","code":402}} - will retry in 30s'
+    )
+    assert category_of(reply) == "quota"
