@@ -234,9 +234,13 @@ LONG_PHRASE_CHARS = 30
 #: A few leading symbols (emoji, brackets, bullets, bold marks) but no quote,
 #: backtick or blockquote: a quoted or fenced error is an answer about an error.
 _LEAD = r"[^\pL\pN`\"“'>\n]{0,6}"
-#: Where a provider sentence may start: after the lead and a bare 4xx/5xx status ("429 余额不足，请充值。").
+#: Where a provider sentence may start: after the lead, a one-word name and a colon (a model's or a tool's:
+#: "deepseek/deepseek-v4-flash: stream ended before …", "[undefined]: Insufficient Balance"; not before a
+#: figure: "Total: 499 USD.") or a bare 4xx/5xx status ("429 余额不足，请充值。"). The sentence must still go on the way provider messages go on
+#: (:func:`sentence_goes_on`): "Summary: rate limit exceeded twice today, both retried" is a report.
 #: Not after an article: "The quota resets at midnight." is prose; a built-in names its own "(?:the )?".
 _SENTENCE_LEAD = _LEAD + r"(?:[45]\d\d[ :：-]+)?"
+_NAMED_SENTENCE_LEAD = _LEAD + r"[\w./@\[\]-]{1,40}[:：] "
 
 #: An error label in any dress: up to two words, a token ending in an error noun,
 #: up to two qualifiers ("from X", "in thread", a status code, "(…)"; not "handling", nor Chinese ones: "错误原因：第
@@ -589,6 +593,7 @@ _QUOTE_MARK_RE = _vocabulary(_QUOTE_MARK)
 _QUOTE_START_RE = _vocabulary(_QUOTE_START)
 _GLOSSARY_HEAD_RE = _vocabulary(_GLOSSARY_HEAD)
 _SENTENCE_LEAD_RE = _vocabulary(_SENTENCE_LEAD)
+_NAMED_SENTENCE_LEAD_RE = _vocabulary(_NAMED_SENTENCE_LEAD)
 _TAIL_LEAD_RE = _vocabulary(_TAIL_LEAD)
 _TAIL_BLOCK_RE = _vocabulary(_TAIL_BLOCK)
 _CONNECTOR_RE = _vocabulary(_CONNECTOR)
@@ -706,7 +711,8 @@ def error_regions(text: str, *, head_chars: int, tail_chars: int) -> list[Region
       window;
     * the reply is one provider sentence: the head window, as a sentence
       region (the pattern must start it, after a few symbols and a bare
-      4xx/5xx status: "429 余额不足，请充值。");
+      4xx/5xx status: "429 余额不足，请充值。", or a one-word name and a
+      colon: "deepseek/deepseek-v4-flash: stream ended before …");
     * an error ends the reply: a line in the tail window that starts with a
       strong opening and runs with only continuation lines to the end, and
       the last paragraph (as a sentence region) when no line of it is quoted
@@ -740,7 +746,9 @@ def error_regions(text: str, *, head_chars: int, tail_chars: int) -> list[Region
             limit = size if size <= head_chars + max(0, tail_chars) else head_end
             body_end = json_body_end(text, opening.end(), limit=limit)
             regions.append(Region(0, end if body_end is None else max(end, body_end)))
-        lead = _SENTENCE_LEAD_RE.match(head)
+        lead = _NAMED_SENTENCE_LEAD_RE.match(head)
+        if lead is None or not head[lead.end() : lead.end() + 1].isalpha():
+            lead = _SENTENCE_LEAD_RE.match(head)
         regions.append(Region(0, head_end, lead.end() if lead is not None else 0))
     if size > head_end and tail_chars <= 0:
         return regions

@@ -1264,3 +1264,28 @@ def test_an_agent_s_own_retry_is_no_provider_retry_hint():
         'https://openrouter.ai/settings/credits","code":402}} - will retry in 30s'
     )
     assert category_of(reply) == "quota"
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [
+        ("deepseek/deepseek-v4-flash: stream ended before terminal chunk", "incomplete"),
+        ("[undefined]: Insufficient Balance", "quota"),
+        ("gpt-4o: Rate limit exceeded, please try again later.", "rate_limit"),
+    ],
+)
+def test_a_provider_sentence_after_a_model_s_or_a_tool_s_name_is_an_error(reply, category):
+    assert category_of(reply) == category
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Summary: rate limit exceeded twice today, both retried fine.",
+        "Result: quota exceeded for 3 of 40 users this month; all were on the free plan.",
+        "Changelog: overloaded_error from Anthropic is now retried with backoff.",
+        "结论：请求超时是因为代理没有配置好，已修复。",
+    ],
+)
+def test_a_report_after_a_one_word_label_is_no_provider_sentence(reply):
+    assert judge(reply) is None
