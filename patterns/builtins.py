@@ -89,9 +89,18 @@ BUILTINS: list[dict] = [
         'A connection or stream that ended while the answer came ("Connection closed mid-response"): cut short.',
     ),
     _builtin(
+        "n8n-no-response",
+        "n8n: no response",
+        "regex:no response\\. make sure the last executed node",
+        "incomplete",
+        True,
+        12,
+        'n8n\'s chat when its workflow returned nothing ("No response, make sure the last executed node …").',
+    ),
+    _builtin(
         "empty-response",
         "Empty model response",
-        "regex:(?:(?:the )?model returned (?:an )?)?empty response|content was empty",
+        "regex:(?:(?:the )?model returned (?:an )?)?empty response|content was empty|returns? an empty result",
         "incomplete",
         True,
         12,
@@ -130,9 +139,9 @@ BUILTINS: list[dict] = [
         "regex:stream (?:disconnected|closed|ended) before(?: completion)?|stream truncated",
         "incomplete",
         True,
-        12,
-        "The answer's stream ended before it was complete (\"stream disconnected before completion\", Anthropic's"
-        ' "stream ended before message_stop", "stream closed before a finish_reason was received").',
+        40,
+        'A stream that ended early ("stream disconnected before completion"); after the specific causes: the cause'
+        " that follows it names the category.",
     ),
     _builtin(
         "empty-content",
@@ -353,6 +362,15 @@ BUILTINS: list[dict] = [
         "\"Unsupported parameter: 'max_tokens' is not supported with this model\": a parameter refused, not a length limit.",
     ),
     _builtin(
+        "thinking-budget",
+        "max_tokens and the thinking budget",
+        "thinking.budget_tokens",
+        "other",
+        False,
+        25,
+        'Anthropic\'s "`max_tokens` must be greater than `thinking.budget_tokens`": a parameter refused, not a length limit.',
+    ),
+    _builtin(
         "parameter-illegal-zh",
         "参数非法",
         "regex:[\\w.]*参数非法",
@@ -384,7 +402,7 @@ BUILTINS: list[dict] = [
     _builtin(
         "content-filter",
         "Content filter",
-        "regex:content[_ ]?(?:filter|management|policy)",
+        "regex:content[_\\s]{0,8}(?:filter|management|policy)",
         "content_filter",
         False,
         20,
@@ -488,6 +506,15 @@ BUILTINS: list[dict] = [
         False,
         20,
         'Moonshot\'s "The request was rejected because it was considered high risk".',
+    ),
+    _builtin(
+        "content-inspection-failed",
+        "Content inspection failed",
+        "regex:content security inspection failed|审核不通过",
+        "content_filter",
+        False,
+        20,
+        "ModelScope's \"output content security inspection failed\", 审核不通过: the provider's content check refused it.",
     ),
     _builtin(
         "blocked-by-safety",
@@ -720,11 +747,11 @@ BUILTINS: list[dict] = [
     _builtin(
         "balance-insufficient",
         "Balance is insufficient",
-        "regex:(?:the |paid |account |wallet )balance is (?:insufficient|too low|not enough)",
+        "regex:(?:the |paid |account |wallet )balance is (?:insufficient|too low|not (?:enough|sufficient))|(?:账户)?余额过低",
         "quota",
         False,
         22,
-        "SiliconFlow and others: the balance is insufficient (or too low).",
+        "SiliconFlow and others: the balance is insufficient (or too low, 余额过低).",
     ),
     _builtin(
         "paid-balance-required",
@@ -899,6 +926,15 @@ BUILTINS: list[dict] = [
         False,
         25,
         'SiliconFlow\'s "length of prompt_tokens (68957) must be less than max_seq_len (65536)".',
+    ),
+    _builtin(
+        "prompt-tokens-over-limit",
+        "Prompt tokens over the limit",
+        "regex:prompt token count of \\d+ exceeds|max_prompt_tokens_exceeded|max(?:imum)? length exceeded",
+        "context_length",
+        False,
+        26,
+        '"prompt token count of 72458 exceeds the limit of 72000", model_max_prompt_tokens_exceeded, "model max length exceeded".',
     ),
     _builtin(
         "prompt-too-long",
@@ -1135,6 +1171,15 @@ BUILTINS: list[dict] = [
     ),
     # --- overloaded ------------------------------------------------------------------------------
     _builtin(
+        "insufficient-system-resources",
+        "Insufficient system resources",
+        "regex:insufficient system resources",
+        "server_error",
+        True,
+        29,
+        'LM Studio\'s "Model loading was stopped due to insufficient system resources": the server cannot load the model.',
+    ),
+    _builtin(
         "overloaded",
         "Overloaded",
         "regex:(?:the (?:engine|model|server|service) is (?:currently )?)?overload\\w*",
@@ -1155,11 +1200,11 @@ BUILTINS: list[dict] = [
     _builtin(
         "missing-credentials",
         "Missing credentials",
-        "regex:missing credentials|api_key client option must be set",
+        "regex:missing credentials|missing authorization header|api_key client option must be set",
         "auth",
         False,
         23,
-        'The OpenAI SDK\'s "Missing credentials" and "The api_key client option must be set".',
+        'The OpenAI SDK\'s "Missing credentials", "The api_key client option must be set", "Missing Authorization header".',
     ),
     _builtin(
         "credentials-rejected",
@@ -1228,11 +1273,11 @@ BUILTINS: list[dict] = [
     _builtin(
         "overloaded-zh",
         "系统繁忙 / 负载过高",
-        "regex:繁忙|负载|过载",
+        "regex:该?模型[^\\n]{0,20}?过载|繁忙|负载|过载",
         "overloaded",
         True,
         30,
-        "服务器繁忙, 上游负载已饱和.",
+        "服务器繁忙, 上游负载已饱和, 该模型目前因处理其他请求而过载 (the span starts with 该模型 when it is there).",
     ),
     # --- rate limits -----------------------------------------------------------------------------
     _builtin(
@@ -1334,11 +1379,11 @@ BUILTINS: list[dict] = [
     _builtin(
         "timeout",
         "Timeout",
-        "regex:(?:(?:the )?(?:request|connection|call) )?timed?[ _]?out|deadline[_ ](?:exceeded|expired)",
+        "regex:(?:(?:the )?(?:request|connection|call) )?timed?[ _]?out|deadline[_ ](?:exceeded|expired)|exceeded the configured timeout",
         "timeout",
         True,
         34,
-        '"Request timed out", ReadTimeout, DEADLINE_EXCEEDED.',
+        '"Request timed out", ReadTimeout, DEADLINE_EXCEEDED, "exceeded the configured timeout".',
     ),
     _builtin(
         "timeout-zh",

@@ -235,12 +235,12 @@ LONG_PHRASE_CHARS = 30
 #: backtick or blockquote: a quoted or fenced error is an answer about an error.
 _LEAD = r"[^\pL\pN`\"“'>\n]{0,6}"
 #: Where a provider sentence may start: after the lead, a one-word name and a colon (a model's or a tool's:
-#: "deepseek/deepseek-v4-flash: stream ended before …", "[undefined]: Insufficient Balance"; not before a
-#: figure: "Total: 499 USD.") or a bare 4xx/5xx status ("429 余额不足，请充值。"). The sentence must still go on the way provider messages go on
+#: "deepseek/deepseek-v4-flash: stream ended before …", "[undefined]: Insufficient Balance", or a Chinese
+#: word for a failure: "翻译中断：该模型目前…过载"; not before a figure: "Total: 499 USD.") or a bare 4xx/5xx status ("429 余额不足，请充值。"). The sentence must still go on the way provider messages go on
 #: (:func:`sentence_goes_on`): "Summary: rate limit exceeded twice today, both retried" is a report.
 #: Not after an article: "The quota resets at midnight." is prose; a built-in names its own "(?:the )?".
 _SENTENCE_LEAD = _LEAD + r"(?:[45]\d\d[ :：-]+)?"
-_NAMED_SENTENCE_LEAD = _LEAD + r"[\w./@\[\]-]{1,40}[:：] "
+_NAMED_SENTENCE_LEAD = _LEAD + r"(?:[\w./@\[\]-]{1,40}(?:: |：)|\p{Han}{0,8}(?:中断|失败|出错)[:：] ?)"
 
 #: An error label in any dress: up to two words, a token ending in an error noun,
 #: up to two qualifiers ("from X", "in thread", a status code, "(…)"; not "handling", nor Chinese ones: "错误原因：第
@@ -364,7 +364,7 @@ _QUOTE_START = r"^[^\n]{0,60}?" + _QUOTE_MARK
 #: A heading that opens a glossary or reference entry ("Glossary entry — `Error code: 429 …`", "Term: …",
 #: "术语解释 —— …", "名词解释：…", "额度说明：…"): the reply defines or explains an error rather than being one.
 _GLOSSARY_HEAD = (
-    r"^\W{0,3}(?:glossary(?: entry)?|terms?|definitions?|explanation|术语(?:解释)?|名词解释|释义|词条|(?:额度|配额|账单|计费|费用)说明)"
+    r"^\W{0,3}(?:glossary(?: entry)?|terms?|definitions?|explanation|术语(?:解释)?|名词解释|释义|词条|(?:额度|配额|账单|计费|费用|报错|错误码)说明)"
     r"\s*[:：—–-]"
 )
 
@@ -388,6 +388,14 @@ _EXPLAINS = (
 #: the client is being rate limited", "Billing error: the annual plan was charged …"). A provider's message after a
 #: label reports what happened ("HTTP 400 Bad Request: the request exceeds the available context size").
 _DESCRIBES = r"\s*(?-i:the) [a-z0-9][\w'’-]*(?: [\w`'’.,()-]+){0,6}? (?:is|are|was|were|must|should)\b"
+
+#: An answer's closing remark on an error it reported ("HTTP 429: explained, no bug in Cline.", "HTTP 500: one
+#: occurrence, retried fine", "HTTP 401: key problem, not a robin problem."): an error block or a last paragraph
+#: that says one of these is no error (no failed reply in the folds says them).
+_TAIL_COMMENT = (
+    r"\b(?:explained|no bug|not an? (?:\w+ )?(?:bug|problem|issue)|retried (?:fine|ok|successfully)"
+    r"|one occurrence|seen (?:once|twice)|harmless)\b"
+)
 
 #: The start of a line after a partial answer: a few emoji (⚠️, ❌, ⏱️) but no quote,
 #: backtick, blockquote, bullet, table bar, heading mark or list number.
@@ -578,6 +586,7 @@ _OPENING_RE = _vocabulary(_OPENING)
 _LOG_START_RE = _vocabulary(_OPENING_START + r"(?:" + _LOG_STAMP + r")")
 _DEFINITION_RE = _vocabulary(_DEFINITION)
 _EXPLAINS_RE = _vocabulary(_EXPLAINS)
+_TAIL_COMMENT_RE = _vocabulary(_TAIL_COMMENT)
 _DESCRIBES_RE = _vocabulary(_DESCRIBES)
 #: A CamelCase name (an exception's class or a provider's error code) before a colon, case-sensitive:
 #: RateLimitError, APIError, ModelNotReadyException, InternalError.Algo.DataInspectionFailed.
@@ -697,6 +706,18 @@ def _label_describes(text: str, start: int, *, min_chars: int = 0) -> bool:
     return _DESCRIBES_RE.match(message) is not None
 
 
+#: A bare status and a JSON body ("400 {"type":"error","error":{"message":"prompt is too long: …"}}"): the body is
+#: the error's message, where the provider's words may stand anywhere.
+_STATUS_BODY_RE = re.compile(r"[^\w`\"“'>\n]{0,6}[45]\d\d[ :-]*[{\[]")
+
+
+def _status_body_region(text: str, start: int, limit: int) -> Region:
+    """The error-message region of a bare status and its JSON body at ``start``: to the body's end
+    (:func:`json_body_end`), within ``limit``."""
+    body_end = json_body_end(text, start, limit=limit)
+    return Region(start, limit if body_end is None else body_end)
+
+
 def error_regions(text: str, *, head_chars: int, tail_chars: int) -> list[Region]:
     """Where the reply *is* an error, in the three shapes of SPEC §3.3 (pure).
 
@@ -749,7 +770,10 @@ def error_regions(text: str, *, head_chars: int, tail_chars: int) -> list[Region
         lead = _NAMED_SENTENCE_LEAD_RE.match(head)
         if lead is None or not head[lead.end() : lead.end() + 1].isalpha():
             lead = _SENTENCE_LEAD_RE.match(head)
-        regions.append(Region(0, head_end, lead.end() if lead is not None else 0))
+        lead_end = lead.end() if lead is not None else 0
+        regions.append(Region(0, head_end, lead_end))
+        if _STATUS_BODY_RE.match(head) is not None:
+            regions.append(_status_body_region(text, 0, head_end if size > head_chars + max(0, tail_chars) else size))
     if size > head_end and tail_chars <= 0:
         return regions
     tail_start = max(0, size - tail_chars) if size > head_end else 0
@@ -762,6 +786,7 @@ def error_regions(text: str, *, head_chars: int, tail_chars: int) -> list[Region
         and not _introduced(text, origin + block.start())
         and _EXPLAINS_RE.search(text, origin + block.start()) is None
         and not _label_describes(text, origin + block.start())
+        and _TAIL_COMMENT_RE.search(text, origin + block.start()) is None
     ):
         regions.append(Region(origin + block.start(), size))
     blank = text.rfind("\n\n", tail_start)
@@ -770,9 +795,16 @@ def error_regions(text: str, *, head_chars: int, tail_chars: int) -> list[Region
         while para < size and text[para] in " \t\n":
             para += 1
         lines = text[para:].split("\n")
-        if para < size and not _introduced(text, para) and not any(line.startswith(("`", ">")) for line in lines):
+        if (
+            para < size
+            and not _introduced(text, para)
+            and not any(line.startswith(("`", ">")) for line in lines)
+            and _TAIL_COMMENT_RE.search(text, para) is None
+        ):
             lead = _TAIL_LEAD_RE.match(text[para : para + 10])
             regions.append(Region(para, size, para + (lead.end() if lead is not None else 0)))
+            if _STATUS_BODY_RE.match(text[para : para + 20]) is not None:
+                regions.append(_status_body_region(text, para, size))
     return regions
 
 
@@ -860,6 +892,8 @@ _ERROR_WORDS_RE = _vocabulary(_ERROR_WORDS)
 PLAIN_JSON_MAX_CHARS = 100_000
 #: Fields that hold text: their value, not their name, may name an error ({"message": "Report generated"} is fine).
 _TEXT_KEYS = frozenset({"message", "msg", "description", "note", "notes", "summary"})
+#: An error field holding the error's text: a fine outcome there reports none ('"errcode": 0, "errmsg": "ok"').
+_ERROR_TEXT_KEYS = frozenset({"errmsg", "err_msg", "error_msg", "errormsg", "errormessage", "error_message"})
 #: Fields whose value, not their name, says whether a record failed, and the values that say it did not.
 _OUTCOME_KEYS = frozenset({"status", "state", "result", "code", "status_code", "statuscode", "level"})
 _FINE_OUTCOMES = frozenset(
@@ -892,7 +926,7 @@ _FINE_OUTCOMES = frozenset(
 
 def _carries_error(value, depth: int = 0) -> bool:
     """True when a parsed JSON value names an error in a field that is not empty (null, false, 0, "", [], {}
-    say nothing) and not a fine outcome ("status": "ok", "code": 200)."""
+    say nothing) and not a fine outcome ("status": "ok", "code": 200, "errmsg": "ok")."""
     if depth > 6:
         return True
     if isinstance(value, dict):
@@ -903,6 +937,10 @@ def _carries_error(value, depth: int = 0) -> bool:
             if name in _TEXT_KEYS:
                 if _carries_error(item, depth + 1):
                     return True
+                continue
+            if name in _ERROR_TEXT_KEYS and isinstance(item, str) and item.strip().lower() in _FINE_OUTCOMES:
+                continue
+            if name.endswith("id") and isinstance(item, str | int):  # an identifier: msgid, message_id, request_id
                 continue
             if name in _OUTCOME_KEYS:
                 fine = isinstance(item, bool) or (isinstance(item, int | float) and 0 <= item < 400)

@@ -1289,3 +1289,83 @@ def test_a_provider_sentence_after_a_model_s_or_a_tool_s_name_is_an_error(reply,
 )
 def test_a_report_after_a_one_word_label_is_no_provider_sentence(reply):
     assert judge(reply) is None
+
+
+# --- the eighth batch of public replies (folds-8): a status with a JSON body, closing remarks, wordings ------
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [
+        (
+            'API Request Failed\n\n400 {"type":"error","error":{"type":"invalid_request_error","message":"prompt is too '
+            'long: 210883 tokens > 199999 maximum"}}',
+            "context_length",
+        ),
+        (
+            'Failed to connect to API: 400 Bad Request {"error":{"message":"prompt token count of 72458 exceeds the '
+            'limit of 72000","code":"model_max_prompt_tokens_exceeded"}}',
+            "context_length",
+        ),
+        (
+            "Error: Failed to call chat-completions api\n\nCaused by:\n    `max_tokens` must be greater than "
+            "`thinking.budget_tokens`. Please consult our documentation.",
+            "other",
+        ),
+        (
+            'API Error: 400 {"type":"error","error":{"type":"invalid_request_error","message":"Output blocked by '
+            'content\n      filtering policy"}}',
+            "content_filter",
+        ),
+        (
+            '安全检查执行失败：output content security inspection failed by Modelscope. - {"code":555,"message":"output '
+            'content security inspection failed by Modelscope."}',
+            "content_filter",
+        ),
+        ("403 账户余额过低不足以支持本次请求，请前往充值。", "quota"),
+        (
+            "Error: Model loading was stopped due to insufficient system resources. Continuing to load it would "
+            "likely overload your system.",
+            "server_error",
+        ),
+        (
+            "调用 moonshot-v1-8k 失败：code: 400 - {'error': {'message': 'model max length exceeded, max length:8192'}}",
+            "context_length",
+        ),
+        ("翻译中断：该模型目前因处理其他请求而过载。", "overloaded"),
+        (
+            "Error: The operation was cancelled because it exceeded the configured timeout of 0:01:40.",
+            "timeout",
+        ),
+        ("[No response. Make sure the last executed node outputs the content to display here]", "incomplete"),
+        (
+            "Error code: 400 - [{'error': {'code': 400, 'message': 'Missing Authorization header.', 'status': "
+            "'INVALID_ARGUMENT'}}]",
+            "auth",
+        ),
+        ('Error: {"code":503,"message":"Translation failed, API returns an empty result."}', "incomplete"),
+    ],
+)
+def test_replies_of_the_eighth_batch_s_shapes_and_wordings_name_their_cause(reply, category):
+    assert category_of(reply) == category
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Your organization's limit is 80,000 input tokens per minute, so two back-to-back calls trip it.\n\n"
+        "HTTP 429: explained, no bug in Cline.",
+        "Checked the logs for the whole day.\n\nHTTP 500: one occurrence, retried fine",
+        "The key was revoked when the account was deleted; regenerate it.\n\nHTTP 401: key problem, not a robin problem.",
+        "报错说明：日志里的 Error code: 503 来自上游的 OpenAI 兼容接口，AstrBot 只是把 InternalServerError 原样转给了用户。",
+    ],
+)
+def test_an_answer_s_closing_remark_on_an_error_is_no_error_block(reply):
+    assert judge(reply) is None
+
+
+def test_a_json_record_whose_error_text_says_ok_is_a_plain_output():
+    from patterns.matching import is_plain_json_output
+
+    assert is_plain_json_output('{"errcode": 0, "errmsg": "ok", "msgid": 2845132, "note": "客服消息已送达"}')
+    assert not is_plain_json_output('{"errcode": 40001, "errmsg": "invalid credential, access_token is invalid"}')
