@@ -138,7 +138,7 @@ def test_a_visit_registered_through_nginx_is_queried_on_each_instance_directly(c
 
 
 def test_a_pattern_changed_through_nginx_changes_the_next_detection_on_both_instances(cluster):
-    reply = {"text": "Upstream said: scale-out marker 7f3a, giving up."}
+    reply = {"text": "Deploy note: scale-out marker 7f3a recorded for both instances."}
     direct = [Api(server, cluster.creds["staffToken"]) for server in (cluster.one, cluster.two)]
     for api in direct:  # each instance compiles and caches the enabled set now
         assert (
