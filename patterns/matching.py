@@ -234,13 +234,17 @@ LONG_PHRASE_CHARS = 30
 #: A few leading symbols (emoji, brackets, bullets, bold marks) but no quote,
 #: backtick or blockquote: a quoted or fenced error is an answer about an error.
 _LEAD = r"[^\pL\pN`\"“'>\n]{0,6}"
-#: Where a provider sentence may start: after the lead, a one-word name and a colon (a model's or a tool's:
-#: "deepseek/deepseek-v4-flash: stream ended before …", "[undefined]: Insufficient Balance", or a Chinese
-#: word for a failure: "翻译中断：该模型目前…过载"; not before a figure: "Total: 499 USD.") or a bare 4xx/5xx status ("429 余额不足，请充值。"). The sentence must still go on the way provider messages go on
-#: (:func:`sentence_goes_on`): "Summary: rate limit exceeded twice today, both retried" is a report.
+#: Where a provider sentence may start: after the lead and a bare 4xx/5xx status ("429 余额不足，请充值。").
 #: Not after an article: "The quota resets at midnight." is prose; a built-in names its own "(?:the )?".
 _SENTENCE_LEAD = _LEAD + r"(?:[45]\d\d[ :：-]+)?"
+#: Or after the lead, a one-word name and a colon (a model's or a tool's: "deepseek/deepseek-v4-flash: stream
+#: ended before …", "[undefined]: Insufficient Balance") or a Chinese word for a failure ("翻译中断：该模型目前…
+#: 过载"), when a letter follows ("Total: 499 USD." is a figure). The sentence must still go on the way provider
+#: messages go on (:func:`sentence_goes_on`): "Summary: rate limit exceeded twice today, both retried" is a report.
 _NAMED_SENTENCE_LEAD = _LEAD + r"(?:[\w./@\[\]-]{1,40}(?:: |：)|\p{Han}{0,8}(?:中断|失败|出错)[:：] ?)"
+#: A bare status and a JSON body ("400 {"type":"error","error":{"message":"prompt is too long: …"}}"): the body is
+#: the error's message, where the provider's words may stand anywhere.
+_STATUS_BODY = _LEAD + r"[45]\d\d[ :-]*[{\[]"
 
 #: An error label in any dress: up to two words, a token ending in an error noun,
 #: up to two qualifiers ("from X", "in thread", a status code, "(…)"; not "handling", nor Chinese ones: "错误原因：第
@@ -603,6 +607,7 @@ _QUOTE_START_RE = _vocabulary(_QUOTE_START)
 _GLOSSARY_HEAD_RE = _vocabulary(_GLOSSARY_HEAD)
 _SENTENCE_LEAD_RE = _vocabulary(_SENTENCE_LEAD)
 _NAMED_SENTENCE_LEAD_RE = _vocabulary(_NAMED_SENTENCE_LEAD)
+_STATUS_BODY_RE = _vocabulary(_STATUS_BODY)
 _TAIL_LEAD_RE = _vocabulary(_TAIL_LEAD)
 _TAIL_BLOCK_RE = _vocabulary(_TAIL_BLOCK)
 _CONNECTOR_RE = _vocabulary(_CONNECTOR)
@@ -654,9 +659,6 @@ def log_lines_only(text: str) -> bool:
     return True
 
 
-_BODY_START_RE = re.compile(r"[{\[]")
-
-
 def json_body_end(text: str, start: int, *, limit: int) -> int | None:
     """Where the JSON body that follows an error's opening ends: the offset just past the ``}``
     or ``]`` that closes the first ``{`` or ``[`` among the first 40 characters after ``start``
@@ -665,10 +667,11 @@ def json_body_end(text: str, start: int, *, limit: int) -> int | None:
     when there is no such bracket or it is still open at a ``limit`` before the reply's end
     (pure; SPEC §3.3: "the reply is the error" covers the provider's whole body, however long
     its message)."""
-    opened = _BODY_START_RE.search(text, start, min(limit, start + 40))
-    if opened is None:
+    window = text[start : min(limit, start + 40)]
+    opened = min((at for at in (window.find("{"), window.find("[")) if at >= 0), default=-1)
+    if opened < 0:
         return None
-    depth, quote, index = 0, None, opened.start()
+    depth, quote, index = 0, None, start + opened
     while index < limit:
         char = text[index]
         if quote is not None:
@@ -704,11 +707,6 @@ def _label_describes(text: str, start: int, *, min_chars: int = 0) -> bool:
     if len(message.strip()) < min_chars or _GOES_ON_LIKE_A_PROVIDER_RE.search(message[:200]) is not None:
         return False
     return _DESCRIBES_RE.match(message) is not None
-
-
-#: A bare status and a JSON body ("400 {"type":"error","error":{"message":"prompt is too long: …"}}"): the body is
-#: the error's message, where the provider's words may stand anywhere.
-_STATUS_BODY_RE = re.compile(r"[^\w`\"“'>\n]{0,6}[45]\d\d[ :-]*[{\[]")
 
 
 def _status_body_region(text: str, start: int, limit: int) -> Region:
@@ -750,6 +748,8 @@ def error_regions(text: str, *, head_chars: int, tail_chars: int) -> list[Region
     """
     size = len(text)
     head_end = min(size, max(0, head_chars))
+    # How far an error's body may run from the head: to the reply's end when both windows meet, else the head's.
+    reach = size if size <= head_chars + max(0, tail_chars) else head_end
     regions: list[Region] = []
     if head_end and not _names_many_statuses(text[:head_end]) and _GLOSSARY_HEAD_RE.match(text) is None:
         head = text[:head_end]
@@ -763,17 +763,14 @@ def error_regions(text: str, *, head_chars: int, tail_chars: int) -> list[Region
             and not _label_describes(text, 0, min_chars=DESCRIPTION_MIN_CHARS)
         ):
             end = min(head_end, opening.end() + OPENING_REACH)
-            # The error's JSON body runs on to its end, within the windows (which meet on a short reply).
-            limit = size if size <= head_chars + max(0, tail_chars) else head_end
-            body_end = json_body_end(text, opening.end(), limit=limit)
+            body_end = json_body_end(text, opening.end(), limit=reach)
             regions.append(Region(0, end if body_end is None else max(end, body_end)))
         lead = _NAMED_SENTENCE_LEAD_RE.match(head)
         if lead is None or not head[lead.end() : lead.end() + 1].isalpha():
             lead = _SENTENCE_LEAD_RE.match(head)
-        lead_end = lead.end() if lead is not None else 0
-        regions.append(Region(0, head_end, lead_end))
+        regions.append(Region(0, head_end, lead.end() if lead is not None else 0))
         if _STATUS_BODY_RE.match(head) is not None:
-            regions.append(_status_body_region(text, 0, head_end if size > head_chars + max(0, tail_chars) else size))
+            regions.append(_status_body_region(text, 0, reach))
     if size > head_end and tail_chars <= 0:
         return regions
     tail_start = max(0, size - tail_chars) if size > head_end else 0

@@ -3,7 +3,7 @@
 
 import pytest
 
-from patterns.matching import about_errors, json_body_end, quotes_an_error
+from patterns.matching import about_errors, is_plain_json_output, json_body_end, quotes_an_error
 from tests.bench.quality import builtin_matcher
 
 
@@ -1365,7 +1365,5 @@ def test_an_answer_s_closing_remark_on_an_error_is_no_error_block(reply):
 
 
 def test_a_json_record_whose_error_text_says_ok_is_a_plain_output():
-    from patterns.matching import is_plain_json_output
-
     assert is_plain_json_output('{"errcode": 0, "errmsg": "ok", "msgid": 2845132, "note": "客服消息已送达"}')
     assert not is_plain_json_output('{"errcode": 40001, "errmsg": "invalid credential, access_token is invalid"}')
