@@ -41,7 +41,16 @@ HELDOUT_SEED = 20261201
 ORDINARY_HELDOUT_SEED = 20261202
 #: The seeds of the later batches' held-out draws, by batch number (each fixed once, before any training or
 #: evaluation on that batch). A later batch N lives in ``folds-N.jsonl`` and ``heldout-N.jsonl``.
-LATER_BATCH_SEEDS = {2: 20261203, 3: 20261204, 4: 20261205, 5: 20261206, 6: 20261207, 7: 20261208, 8: 20261209}
+LATER_BATCH_SEEDS = {
+    2: 20261203,
+    3: 20261204,
+    4: 20261205,
+    5: 20261206,
+    6: 20261207,
+    7: 20261208,
+    8: 20261209,
+    9: 20261210,
+}
 #: Share of rows (drawn as whole families) in the held-out part.
 HELDOUT_SHARE = 0.25
 
@@ -91,7 +100,7 @@ def labelled_rows_load(path: Path) -> list[dict]:
 
 
 def batch_rows_load(number: int) -> tuple[list[dict], list[dict]]:
-    """``(folds rows, held-out rows)`` of batch ``number`` (1 to 8: :data:`BATCHES`) of the
+    """``(folds rows, held-out rows)`` of batch ``number`` (1 to 9: :data:`BATCHES`) of the
     corpus (SPEC §3.3a). Missing files give empty lists (a wheel without the tests).
     Raises IndexError for a batch that does not exist."""
     batch = BATCHES[number - 1]
