@@ -404,11 +404,11 @@ BUILTINS: list[dict] = [
     _builtin(
         "safety-system",
         "Safety system",
-        "regex:safety (?:filter|system)|responsibleai|data_inspection",
+        "regex:safety (?:filter|system)|responsibleai|data_inspection|(?:prompt|request|input) (?:was )?blocked due to",
         "content_filter",
         False,
         20,
-        "A safety system refused the request (ResponsibleAI, data_inspection_failed).",
+        'A safety system refused the request (ResponsibleAI, data_inspection_failed, Cloudflare\'s "Prompt blocked due to security configurations").',
     ),
     _builtin(
         "data-inspection-failed",
@@ -449,11 +449,11 @@ BUILTINS: list[dict] = [
     _builtin(
         "content-filter-zh",
         "不安全 / 敏感内容",
-        "regex:(?:系统检测到[^\\n]{0,20}?)?(?:不安全|敏感|违规)",
+        "regex:(?:系统检测到[^\\n]{0,20}?)?(?:不安全|敏感|违规|涉敏)",
         "content_filter",
         False,
         20,
-        "A Chinese provider's content filter (不安全或敏感内容; Zhipu's 系统检测到输入或生成内容可能包含不安全或敏感内容).",
+        "A Chinese provider's content filter (不安全或敏感内容; Zhipu's 系统检测到输入或生成内容可能包含不安全或敏感内容; MiniMax's 输入内容涉敏).",
     ),
     _builtin(
         "content-exists-risk",
@@ -787,7 +787,7 @@ BUILTINS: list[dict] = [
     _builtin(
         "model-does-not-exist",
         "Model does not exist",
-        "regex:model\\W[^\\n]{0,50}?(?:not found|does not exist)|model is not exists?\\b",
+        "regex:model\\W[^\\n]{0,50}?(?:not found|does not exist)|model is not exists?\\b|not found the model",
         "model_not_found",
         False,
         24,
@@ -1288,6 +1288,15 @@ BUILTINS: list[dict] = [
         " reached\", erniebot's RequestLimitError.",
     ),
     _builtin(
+        "per-minute-limit",
+        "RPM / TPM limit",
+        "regex:\\b(?:rpm|tpm|rpd|qpm|qps) limit",
+        "rate_limit",
+        True,
+        32,
+        '"RPM limit exceeded" (even with a 403): a per-minute or per-second limit.',
+    ),
+    _builtin(
         "rate-limited",
         "Rate limited",
         "regex:rate[_ -]?limited",
@@ -1391,11 +1400,11 @@ BUILTINS: list[dict] = [
         "connection-error",
         "Connection error",
         "regex:connection (?:error|refused|reset|aborted|closed|failed)|(?:could not|couldn't|unable to|failed to)"
-        " (?:connect|reach)",
+        " (?:connect|reach)|curl error",
         "network",
         True,
         36,
-        '"Connection error", "Could not connect to Model".',
+        '"Connection error", "Could not connect to Model", "curl error".',
     ),
     _builtin(
         "socket-closed",
@@ -1451,6 +1460,24 @@ BUILTINS: list[dict] = [
         False,
         37,
         '"OpenRouter server error (401)", "Server returned 401", "status code 403": the key was refused, not a server fault.',
+    ),
+    _builtin(
+        "out-of-memory",
+        "Out of memory",
+        "regex:out of memory|exceeds available (?:ram|memory)|requires more system memory|not enough (?:ram|memory)",
+        "server_error",
+        True,
+        38,
+        '"CUDA out of memory", "Model size exceeds available RAM", "model requires more system memory": the server ran out.',
+    ),
+    _builtin(
+        "unreadable-body",
+        "Empty or cut-off response body",
+        "regex:expecting value: line 1 column 1|unterminated string",
+        "incomplete",
+        False,
+        38,
+        'Python\'s "Expecting value: line 1 column 1 (char 0)", "JSON Parse error: Unterminated string": the body was empty or cut off.',
     ),
     _builtin(
         "upstream-request-failed",

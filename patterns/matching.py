@@ -239,15 +239,18 @@ _LEAD = r"[^\pL\pN`\"“'>\n]{0,6}"
 _SENTENCE_LEAD = _LEAD + r"(?:[45]\d\d[ :：-]+)?"
 #: Or after the lead, a one-word name and a colon (a model's or a tool's: "deepseek/deepseek-v4-flash: stream
 #: ended before …", "[undefined]: Insufficient Balance") or a Chinese word for a failure ("翻译中断：该模型目前…
-#: 过载"), when a letter follows ("Total: 499 USD." is a figure). The sentence must still go on the way provider
+#: 过载") or a code it returned ("MiniMax 接口返回 1008：余额不足"), when a letter follows ("Total: 499 USD." is a figure). The sentence must still go on the way provider
 #: messages go on (:func:`sentence_goes_on`): "Summary: rate limit exceeded twice today, both retried" is a report.
-_NAMED_SENTENCE_LEAD = _LEAD + r"(?:[\w./@\[\]-]{1,40}(?:: |：)|\p{Han}{0,8}(?:中断|失败|出错)[:：] ?)"
+_NAMED_SENTENCE_LEAD = (
+    _LEAD
+    + r"(?:[\w./@\[\]-]{1,40}(?:: |：)|\p{Han}{0,8}(?:中断|失败|出错)[:：] ?|[\w\p{Han} .-]{0,24}?(?:返回|错误码) ?\d{3,6}[:：] ?)"
+)
 #: A bare status and a JSON body ("400 {"type":"error","error":{"message":"prompt is too long: …"}}"): the body is
 #: the error's message, where the provider's words may stand anywhere.
 _STATUS_BODY = _LEAD + r"[45]\d\d[ :-]*[{\[]"
 
 #: An error label in any dress: up to two words, a token ending in an error noun,
-#: up to two qualifiers ("from X", "in thread", a status code, "(…)"; not "handling", nor Chinese ones: "错误原因：第
+#: up to two qualifiers ("from X", "in thread", a status code, "(…)", "（错误码 1026）"; not "handling", nor Chinese ones: "错误原因：第
 #: 42 行…" and "错误信息：无。" open explanations and reports), closing marks,
 #: then ":", a newline, "(" or ",":
 #: "Error:", "[Error]:", "**Error:**", "API Error (", "Upstream error from X:",
@@ -257,7 +260,7 @@ _STATUS_BODY = _LEAD + r"[45]\d\d[ :-]*[{\[]"
 #: words or a qualifier it is prose ("Reading the error, …", "catch FooException from Bar, …").
 _QUALIFIERS = (
     r"[\]*]*(?: (?:from|in|on|at|while|calling|during|for|occurred|details?|message|code|text|response|type)\b"
-    r"(?: [^\s:：]+)?| \d{3}\b| \([^)\n]{0,40}\)){0,2}[\"\]*]* ?"
+    r"(?: [^\s:：]+)?| \d{3}\b| \([^)\n]{0,40}\)| ?（[^）\n]{0,40}）){0,2}[\"\]*]* ?"
 )
 _NOUN = r"(?:error|exception|failure|错误|失败|报错|出错|ошибка|wrong)"
 _LABEL = (
@@ -366,10 +369,11 @@ _CLOSING_MARKS = {"“": "”", "「": "」"}
 _QUOTE_START = r"^[^\n]{0,60}?" + _QUOTE_MARK
 
 #: A heading that opens a glossary or reference entry ("Glossary entry — `Error code: 429 …`", "Term: …",
-#: "术语解释 —— …", "名词解释：…", "额度说明：…"): the reply defines or explains an error rather than being one.
+#: "术语解释 —— …", "名词解释：…", "额度说明：…") or a question heading ("为什么改了还报错：…", "Why it still fails: …"):
+#: the reply defines or explains an error rather than being one.
 _GLOSSARY_HEAD = (
-    r"^\W{0,3}(?:glossary(?: entry)?|terms?|definitions?|explanation|术语(?:解释)?|名词解释|释义|词条|(?:额度|配额|账单|计费|费用|报错|错误码)说明)"
-    r"\s*[:：—–-]"
+    r"^\W{0,3}(?:(?:glossary(?: entry)?|terms?|definitions?|explanation|术语(?:解释)?|名词解释|释义|词条"
+    r"|(?:额度|配额|账单|计费|费用|报错|错误码)说明)\s*[:：—–-]|(?:为什么|为何|怎么|如何|why\b|how\b)[^\n:：]{0,40}[:：])"
 )
 
 #: What follows a label when the line is a glossary entry or an explanation, or says there was none

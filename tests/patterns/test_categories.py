@@ -1367,3 +1367,51 @@ def test_an_answer_s_closing_remark_on_an_error_is_no_error_block(reply):
 def test_a_json_record_whose_error_text_says_ok_is_a_plain_output():
     assert is_plain_json_output('{"errcode": 0, "errmsg": "ok", "msgid": 2845132, "note": "客服消息已送达"}')
     assert not is_plain_json_output('{"errcode": 40001, "errmsg": "invalid credential, access_token is invalid"}')
+
+
+# --- the ninth batch of public replies (folds-9): memory, unreadable bodies, per-minute limits, wordings ----------
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [
+        (
+            "RuntimeError: CUDA out of memory. Tried to allocate 610.00 MiB (GPU 0; 15.91 GiB total capacity; 12.95 GiB "
+            "already allocated)",
+            "server_error",
+        ),
+        ("Error: Model size exceeds available RAM. Consider selecting a smaller model.", "server_error"),
+        ("Error: Expecting value: line 1 column 1 (char 0)", "incomplete"),
+        (
+            'API Request Failed:\n\nError parsing item: {"id":"chatcmpl-6xR7","object":"chat.completion.chunk","model":'
+            '"gpt-3.5-.\nError Details: SyntaxError: JSON Parse error: Unterminated string',
+            "incomplete",
+        ),
+        (
+            '{"success":false,"error":[{"code":2016,"message":"Prompt blocked due to security configurations"}]}',
+            "content_filter",
+        ),
+        ("❌ 请求失败（404）：Not found the model kimi-for-coding or Permission denied", "model_not_found"),
+        ("调用失败（错误码 1026）：输入内容涉敏，请调整输入内容", "content_filter"),
+        ("MiniMax 接口返回 1008：余额不足，请检查您的账户余额", "quota"),
+        ("接口返回 200：任务完成，共处理 12 条记录。", None),
+        (
+            "ERROR: Embedding func: Error in decorated function for task 1387: Error code: 403 - RPM limit exceeded. "
+            "Please complete identity verification to lift the restriction.",
+            "rate_limit",
+        ),
+    ],
+)
+def test_replies_of_the_ninth_batch_s_wordings_name_their_cause(reply, category):
+    assert category_of(reply) == category
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "为什么改了还报错：本地模式下 n_ctx、模型上限和 max_tokens 要一起改，报错里的 1048 说明生效的上下文窗口仍是旧值。",
+        "Why it still fails: Error code: 429 comes from the per-minute limit of the free tier, not from the key.",
+    ],
+)
+def test_an_answer_that_opens_with_a_question_heading_is_no_error(reply):
+    assert judge(reply) is None
