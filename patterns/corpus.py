@@ -39,6 +39,9 @@ EXTRA_PATHS = (
 HELDOUT_SEED = 20261201
 #: The seed of the ordinary answers' held-out draw (fixed once, before any choice was made on them).
 ORDINARY_HELDOUT_SEED = 20261202
+#: The seeds of the later ordinary batches' held-out draws, by batch number (each fixed once, before any training or
+#: evaluation on that batch). A later ordinary batch N lives in ``ordinary-folds-N.jsonl`` and ``ordinary-heldout-N.jsonl``.
+ORDINARY_LATER_BATCH_SEEDS = {2: 20261211}
 #: The seeds of the later batches' held-out draws, by batch number (each fixed once, before any training or
 #: evaluation on that batch). A later batch N lives in ``folds-N.jsonl`` and ``heldout-N.jsonl``.
 LATER_BATCH_SEEDS = {
@@ -99,6 +102,18 @@ def labelled_rows_load(path: Path) -> list[dict]:
     return rows
 
 
+#: The ordinary answers' batches, oldest first (tests/data/corpus/README.md describes each).
+ORDINARY_BATCHES = (
+    Batch(1, ORDINARY_FOLDS_PATH, ORDINARY_HELDOUT_PATH, ORDINARY_HELDOUT_SEED),
+    *(
+        Batch(
+            number, CORPUS_DIR / f"ordinary-folds-{number}.jsonl", CORPUS_DIR / f"ordinary-heldout-{number}.jsonl", seed
+        )
+        for number, seed in ORDINARY_LATER_BATCH_SEEDS.items()
+    ),
+)
+
+
 def batch_rows_load(number: int) -> tuple[list[dict], list[dict]]:
     """``(folds rows, held-out rows)`` of batch ``number`` (1 to 9: :data:`BATCHES`) of the
     corpus (SPEC §3.3a). Missing files give empty lists (a wheel without the tests).
@@ -112,15 +127,23 @@ def corpus_rows_load() -> tuple[list[dict], list[dict]]:
     return batch_rows_load(1)
 
 
+def ordinary_batch_rows_load(number: int) -> tuple[list[dict], list[dict]]:
+    """``(folds rows, held-out rows)`` of ordinary batch ``number`` (1 or 2: :data:`ORDINARY_BATCHES`): every row a
+    non-error, marked ``ordinary: True`` (training weighs them ORDINARY_WEIGHT, the threshold caps their
+    false-positive rate). Missing files give empty lists (a wheel without the tests). Raises IndexError for a
+    batch that does not exist."""
+    batch = ORDINARY_BATCHES[number - 1]
+    return tuple(
+        [dict(row, ordinary=True) for row in (labelled_rows_load(path) if path.exists() else [])]
+        for path in (batch.folds_path, batch.heldout_path)
+    )
+
+
 def ordinary_rows_load() -> tuple[list[dict], list[dict]]:
-    """``(folds rows, held-out rows)`` of the ordinary answers (SPEC §3.3a): every row a non-error,
-    marked ``ordinary: True`` (training weighs them ORDINARY_WEIGHT, the threshold caps their
-    false-positive rate). Missing files give empty lists (a wheel without the tests)."""
-    parts = []
-    for path in (ORDINARY_FOLDS_PATH, ORDINARY_HELDOUT_PATH):
-        rows = labelled_rows_load(path) if path.exists() else []
-        parts.append([dict(row, ordinary=True) for row in rows])
-    return parts[0], parts[1]
+    """``(folds rows, held-out rows)`` of the ordinary answers of every batch (SPEC §3.3a), as
+    :func:`ordinary_batch_rows_load` gives them."""
+    parts = [ordinary_batch_rows_load(batch.number) for batch in ORDINARY_BATCHES]
+    return [row for folds, _ in parts for row in folds], [row for _, heldout in parts for row in heldout]
 
 
 def training_fold_rows_load() -> list[dict]:
@@ -200,12 +223,14 @@ def batch_freeze(number: int) -> tuple[int, int]:
     return _freeze(batch.folds_path, batch.heldout_path, seed=batch.seed)
 
 
-def ordinary_freeze() -> tuple[int, int]:
-    """Re-split the ordinary answers with ORDINARY_HELDOUT_SEED (see :func:`_freeze`)."""
-    return _freeze(ORDINARY_FOLDS_PATH, ORDINARY_HELDOUT_PATH, seed=ORDINARY_HELDOUT_SEED)
+def ordinary_freeze(number: int = 1) -> tuple[int, int]:
+    """Re-split ordinary batch ``number`` with its seed (see :func:`_freeze`)."""
+    batch = ORDINARY_BATCHES[number - 1]
+    return _freeze(batch.folds_path, batch.heldout_path, seed=batch.seed)
 
 
 if __name__ == "__main__":  # pragma: no cover - a maintenance step, run once when the corpus grows
     for batch in BATCHES:
         print(f"batch {batch.number} folds, held-out rows:", batch_freeze(batch.number))
-    print("ordinary folds, held-out rows:", ordinary_freeze())
+    for batch in ORDINARY_BATCHES:
+        print(f"ordinary batch {batch.number} folds, held-out rows:", ordinary_freeze(batch.number))

@@ -465,13 +465,14 @@ _SENTENCE_REST = r"[^\n.!?。！？,，;；:：(（\[]{1,100}"
 #: A value with a preposition right after the phrase's colon: a spec or glossary line ("Rate limit: 60 requests
 #: per minute per key.", "Timeout: 30 s for each call", SPEC §3.3), not a provider's detail ("Insufficient
 #: balance: 0.00 CNY. Please recharge.").
-_SPEC_VALUE = r"\s*[:：]\s*\d[^\n.。!！?？;；]{0,80}?\b(?:per|for|each|of)\b"
-#: A colon and a figure: a spec line's value ("Rate limit: 100 req/min", "超时：30 秒"), unless the message then
+_SPEC_VALUE = r"\s*[:：]\s*[$€£¥]?\d[^\n.。!！?？;；]{0,80}?\b(?:per|for|each|of)\b"
+#: A colon and a figure or an amount: a spec line's or a record's value ("Rate limit: 100 req/min", "超时：30 秒",
+#: "Quota: $180,000."), unless the message then
 #: goes on as provider messages do (:data:`_VALUE_GOES_ON`).
-_COLON_VALUE = r"\s*[:：]\s*\d"
+_COLON_VALUE = r"\s*[:：]\s*[$€£¥]?\d"
 #: A colon, a value, then a line that is another "Key: value" (a config or spec block; not "Request ID:").
 _SPEC_BLOCK = r"\s*[:：][^\n]{1,80}\n[ \t]*(?:[-*•] )?(?:[^\n:：]{1,40})[:：]\s*\S"
-_VALUE_GOES_ON = r"\s*[:：]\s*\d(?:[^\n.。!！?？;；]|\.\d){0,160}[.。!！?？;；]+\s*" + _GOES_ON
+_VALUE_GOES_ON = r"\s*[:：]\s*[$€£¥]?\d(?:[^\n.。!！?？;；]|\.\d){0,160}[.。!！?？;；]+\s*" + _GOES_ON
 
 
 #: A head that names this many different 4xx/5xx statuses is a reference about statuses (a

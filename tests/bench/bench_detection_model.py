@@ -1,8 +1,9 @@
 """The second signal, leave-source-out (SPEC §3.3a).
 
 The folds rows of every batch of ``tests/data/corpus`` (``folds.jsonl``,
-``folds-2.jsonl`` to ``folds-9.jsonl``) and the ordinary answers' ``ordinary-folds.jsonl``
-are grouped by family into 5 folds together (seeded),
+``folds-2.jsonl`` to ``folds-9.jsonl``) and the ordinary answers' folds
+(``ordinary-folds.jsonl``, ``ordinary-folds-2.jsonl``) are grouped by family
+into 5 folds together (seeded),
 as ``train_detector`` does; for each fold the model is trained on the other
 folds plus the older labelled sets (``tests/data``) and judges the fold. The shipped patterns are
 judged as they are. Three ways are scored: patterns alone, model alone, and
@@ -13,7 +14,7 @@ model, which is trained on all folds and the older sets, never on held-out.
 The ordinary answers (non-errors only) get their own table: the share of them
 each way flags (the false-positive rate production sees, since nearly every
 reply is an ordinary answer), on the folds (out-of-fold) and on their frozen
-held-out part (shipped default model). The older sets are scored too (the
+held-out parts, each batch's and pooled (shipped default model). The older sets are scored too (the
 model there is judged in-sample). Then the model's cost: pure-Python inference on 1,300-character replies, p50 and p99.
 """
 
@@ -23,7 +24,15 @@ import random
 import time
 
 from patterns.classifier import model_judge
-from patterns.corpus import BATCHES, batch_rows_load, extra_rows_load, family_folds, ordinary_rows_load
+from patterns.corpus import (
+    BATCHES,
+    ORDINARY_BATCHES,
+    batch_rows_load,
+    extra_rows_load,
+    family_folds,
+    ordinary_batch_rows_load,
+    ordinary_rows_load,
+)
 from patterns.detector import default_weights_load
 from patterns.matching import model_may_judge
 from patterns.training import detector_fit, threshold_choose, weights_export
@@ -135,6 +144,11 @@ def quality_tables(*, heldout: bool = True) -> str:
     lines.append(f"{'rows':<26} {'signal':<9} {'flagged':>7} {'of':>5} {'fp rate':>8}")
     lines += _ordinary_table(f"ordinary folds ({len(ordinary_folds)})", judged_ordinary)
     if heldout:
+        for batch in ORDINARY_BATCHES:
+            rows = ordinary_batch_rows_load(batch.number)[1]
+            lines += _ordinary_table(
+                f"ordinary held-out {batch.number} ({len(rows)})", _verdicts(rows, default, default["threshold"])
+            )
         lines += _ordinary_table(
             f"ordinary held-out ({len(ordinary_heldout)})", _verdicts(ordinary_heldout, default, default["threshold"])
         )

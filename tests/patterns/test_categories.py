@@ -1415,3 +1415,8 @@ def test_replies_of_the_ninth_batch_s_wordings_name_their_cause(reply, category)
 )
 def test_an_answer_that_opens_with_a_question_heading_is_no_error(reply):
     assert judge(reply) is None
+
+
+def test_a_label_with_an_amount_is_a_record_not_a_provider_s_detail():
+    assert judge("Quota: $180,000. Closed: $151,200. Attainment: 84%. Days left in quarter: 19.") is None
+    assert category_of("Insufficient balance: $0.00. Please recharge your account.") == "quota"

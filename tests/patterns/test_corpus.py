@@ -7,12 +7,13 @@ import pytest
 from patterns.corpus import (
     BATCHES,
     CATEGORY_KEYS,
-    ORDINARY_HELDOUT_SEED,
+    ORDINARY_BATCHES,
     batch_rows_load,
     corpus_rows_load,
     extra_rows_load,
     family_folds,
     heldout_families_draw,
+    ordinary_batch_rows_load,
     ordinary_rows_load,
     training_fold_rows_load,
 )
@@ -145,11 +146,20 @@ def test_the_ordinary_answers_mix_languages_and_short_label_colon_answers(ordina
     assert len(short_labelled) >= 30
 
 
-def test_the_ordinary_held_out_part_is_the_seeded_draw_over_its_families(ordinary):
-    folds, heldout = ordinary
+@pytest.mark.parametrize("batch", ORDINARY_BATCHES, ids=lambda batch: f"ordinary-{batch.number}")
+def test_each_ordinary_batch_s_held_out_part_is_the_seeded_draw_over_its_families(batch):
+    folds, heldout = ordinary_batch_rows_load(batch.number)
+    assert folds and heldout
     assert not {row["family"] for row in folds} & {row["family"] for row in heldout}
-    drawn = heldout_families_draw(folds + heldout, seed=ORDINARY_HELDOUT_SEED)
+    drawn = heldout_families_draw(folds + heldout, seed=batch.seed)
     assert drawn == {row["family"] for row in heldout}
+
+
+def test_no_family_is_in_two_ordinary_batches():
+    families = [
+        {row["family"] for part in ordinary_batch_rows_load(b.number) for row in part} for b in ORDINARY_BATCHES
+    ]
+    assert not set.intersection(*families)
 
 
 def test_no_ordinary_answer_repeats_a_corpus_or_old_tuning_text_or_id(corpus, ordinary):
