@@ -1400,11 +1400,11 @@ BUILTINS: list[dict] = [
         "connection-error",
         "Connection error",
         "regex:connection (?:error|refused|reset|aborted|closed|failed)|(?:could not|couldn't|unable to|failed to)"
-        " (?:connect|reach)|curl error",
+        " (?:connect|reach)",
         "network",
         True,
         36,
-        '"Connection error", "Could not connect to Model", "curl error".',
+        '"Connection error", "Could not connect to Model".',
     ),
     _builtin(
         "socket-closed",
@@ -1436,11 +1436,12 @@ BUILTINS: list[dict] = [
     _builtin(
         "socket-error",
         "Socket, DNS or TLS failure",
-        "regex:econn\\w*|enotfound|getaddrinfo|name resolution|\\bssl|broken pipe|fetch failed|network error",
+        "regex:econn\\w*|enotfound|getaddrinfo|name resolution|\\bssl|broken pipe|fetch failed|network error"
+        "|curl error(?: \\d+| exit_code|:)",
         "network",
         True,
         36,
-        "ECONNRESET, ENOTFOUND, getaddrinfo, SSL.",
+        'ECONNRESET, ENOTFOUND, getaddrinfo, SSL, "curl error 7".',
     ),
     _builtin(
         "dns-dial-error",
@@ -1464,7 +1465,7 @@ BUILTINS: list[dict] = [
     _builtin(
         "out-of-memory",
         "Out of memory",
-        "regex:out of memory|exceeds available (?:ram|memory)|requires more system memory|not enough (?:ram|memory)",
+        "regex:out of memory|exceeds available (?:ram|memory)|requires more system memory",
         "server_error",
         True,
         38,

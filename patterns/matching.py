@@ -243,7 +243,7 @@ _SENTENCE_LEAD = _LEAD + r"(?:[45]\d\d[ :：-]+)?"
 #: messages go on (:func:`sentence_goes_on`): "Summary: rate limit exceeded twice today, both retried" is a report.
 _NAMED_SENTENCE_LEAD = (
     _LEAD
-    + r"(?:[\w./@\[\]-]{1,40}(?:: |：)|\p{Han}{0,8}(?:中断|失败|出错)[:：] ?|[\w\p{Han} .-]{0,24}?(?:返回|错误码) ?\d{3,6}[:：] ?)"
+    + r"(?:[\w./@\[\]-]{1,40}(?:: |：)|\p{Han}{0,8}(?:中断|失败|出错)[:：] ?|[\w\p{Han} .-]{0,24}?(?:返回码?|错误码|错误代码|状态码) ?\d{3,6} ?[:：] ?)"
 )
 #: A bare status and a JSON body ("400 {"type":"error","error":{"message":"prompt is too long: …"}}"): the body is
 #: the error's message, where the provider's words may stand anywhere.
@@ -260,7 +260,7 @@ _STATUS_BODY = _LEAD + r"[45]\d\d[ :-]*[{\[]"
 #: words or a qualifier it is prose ("Reading the error, …", "catch FooException from Bar, …").
 _QUALIFIERS = (
     r"[\]*]*(?: (?:from|in|on|at|while|calling|during|for|occurred|details?|message|code|text|response|type)\b"
-    r"(?: [^\s:：]+)?| \d{3}\b| \([^)\n]{0,40}\)| ?（[^）\n]{0,40}）){0,2}[\"\]*]* ?"
+    r"(?: [^\s:：]+)?| \d{3}\b| \([^)\n]{0,40}\)| ?（[^）\n]{0,20}?\d{3}[^）\n]{0,20}）){0,2}[\"\]*]* ?"
 )
 _NOUN = r"(?:error|exception|failure|错误|失败|报错|出错|ошибка|wrong)"
 _LABEL = (
@@ -373,7 +373,7 @@ _QUOTE_START = r"^[^\n]{0,60}?" + _QUOTE_MARK
 #: the reply defines or explains an error rather than being one.
 _GLOSSARY_HEAD = (
     r"^\W{0,3}(?:(?:glossary(?: entry)?|terms?|definitions?|explanation|术语(?:解释)?|名词解释|释义|词条"
-    r"|(?:额度|配额|账单|计费|费用|报错|错误码)说明)\s*[:：—–-]|(?:为什么|为何|怎么|如何|why\b|how\b)[^\n:：]{0,40}[:：])"
+    r"|(?:额度|配额|账单|计费|费用|报错|错误码)说明)\s*[:：—–-]|(?:为什么|为何|为啥|怎么|怎样|如何)[^\n:：]{2,40}[:：]|(?:why|how) [^\s:：]+ [^\n:：]{1,40}[:：])"
 )
 
 #: What follows a label when the line is a glossary entry or an explanation, or says there was none
@@ -472,7 +472,7 @@ _SPEC_VALUE = r"\s*[:：]\s*[$€£¥]?\d[^\n.。!！?？;；]{0,80}?\b(?:per|fo
 _COLON_VALUE = r"\s*[:：]\s*[$€£¥]?\d"
 #: A colon, a value, then a line that is another "Key: value" (a config or spec block; not "Request ID:").
 _SPEC_BLOCK = r"\s*[:：][^\n]{1,80}\n[ \t]*(?:[-*•] )?(?:[^\n:：]{1,40})[:：]\s*\S"
-_VALUE_GOES_ON = r"\s*[:：]\s*[$€£¥]?\d(?:[^\n.。!！?？;；]|\.\d){0,160}[.。!！?？;；]+\s*" + _GOES_ON
+_VALUE_GOES_ON = r"\s*[:：]\s*[$€£¥]?\d(?:[^\n.。!！?？;；]|\.\d){0,160}?[.。!！?？;；,，]+\s*" + _GOES_ON
 
 
 #: A head that names this many different 4xx/5xx statuses is a reference about statuses (a

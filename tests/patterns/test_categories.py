@@ -1411,10 +1411,28 @@ def test_replies_of_the_ninth_batch_s_wordings_name_their_cause(reply, category)
     [
         "为什么改了还报错：本地模式下 n_ctx、模型上限和 max_tokens 要一起改，报错里的 1048 说明生效的上下文窗口仍是旧值。",
         "Why it still fails: Error code: 429 comes from the per-minute limit of the free tier, not from the key.",
+        "为啥一直报错：上游返回 429，是因为我们共用一个 Key，高峰期超过了每分钟的请求数。",
+        "调用失败（共 2 次）：均为网络抖动，已自动重试并成功。",
+        "Tip: not enough memory for 70B models on a 16 GB laptop — use the 8B variant instead.",
+        "curl error codes cheat sheet: 6 = couldn't resolve host, 7 = failed to connect, 28 = timeout.",
     ],
 )
-def test_an_answer_that_opens_with_a_question_heading_is_no_error(reply):
+def test_an_answer_that_opens_with_a_question_heading_or_borrows_a_new_phrase_is_no_error(reply):
     assert judge(reply) is None
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [
+        ('Why: Error code: 503 - {"error": {"message": "The server is overloaded"}}', "overloaded"),
+        ("How: 429 Too Many Requests", "rate_limit"),
+        ('Why Bot: Error code: 500 - {"error": {"message": "Internal server error"}}', "server_error"),
+        ('How-To Assistant: Error code: 429 - {"error": {"message": "Rate limit reached for requests"}}', "rate_limit"),
+        ("错误代码 1008：账户余额不足", "quota"),
+    ],
+)
+def test_a_name_or_a_bare_label_that_starts_with_a_question_word_is_no_question_heading(reply, category):
+    assert category_of(reply) == category
 
 
 def test_a_label_with_an_amount_is_a_record_not_a_provider_s_detail():
