@@ -404,7 +404,8 @@ BUILTINS: list[dict] = [
     _builtin(
         "safety-system",
         "Safety system",
-        "regex:safety (?:filter|system)|responsibleai|data_inspection|(?:prompt|request|input) (?:was )?blocked due to",
+        "regex:safety (?:filter|system)|responsibleai|data_inspection|(?:prompt|request|input) (?:was )?blocked due to"
+        "|guardrails? (?:triggered|intervened)",
         "content_filter",
         False,
         20,
@@ -573,6 +574,24 @@ BUILTINS: list[dict] = [
         False,
         22,
         "insufficient_quota, Insufficient Balance.",
+    ),
+    _builtin(
+        "pre-consume-quota",
+        "Relay quota not enough",
+        "regex:pre-?consumed? quota|quota is not enough",
+        "quota",
+        False,
+        16,
+        'one-api and new-api: "pre-consumed quota failed, user quota: …", "token quota is not enough".',
+    ),
+    _builtin(
+        "pre-consume-quota-zh",
+        "预扣费额度失败",
+        "预扣费额度失败",
+        "quota",
+        False,
+        16,
+        "one-api and new-api: 预扣费额度失败.",
     ),
     _builtin(
         "quota-exceeded",

@@ -1438,3 +1438,21 @@ def test_a_name_or_a_bare_label_that_starts_with_a_question_word_is_no_question_
 def test_a_label_with_an_amount_is_a_record_not_a_provider_s_detail():
     assert judge("Quota: $180,000. Closed: $151,200. Attainment: 84%. Days left in quarter: 19.") is None
     assert category_of("Insufficient balance: $0.00. Please recharge your account.") == "quota"
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [
+        (
+            "[LLM] Access denied: 预扣费额度失败, 用户剩余额度: ＄2.533620, 需要预扣费额度: ＄2.627750 (request id: 20260511)",
+            "quota",
+        ),
+        (
+            '{"error":{"root_cause":[{"type":"illegal_argument_exception","reason":"guardrails triggered for user '
+            'input"}],"type":"illegal_argument_exception","reason":"guardrails triggered for user input"},"status":400}',
+            "content_filter",
+        ),
+    ],
+)
+def test_replies_of_the_tenth_batch_s_wordings_name_their_cause(reply, category):
+    assert category_of(reply) == category
