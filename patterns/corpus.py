@@ -72,14 +72,42 @@ class Batch:
     heldout_path: Path
     seed: int
 
+    def rows_load(self) -> tuple[list[dict], list[dict]]:
+        """``(folds rows, held-out rows)``; a missing file gives an empty list (a wheel without the tests)."""
+        return tuple(labelled_rows_load(path) if path.exists() else [] for path in (self.folds_path, self.heldout_path))
+
+    def freeze(self) -> tuple[int, int]:
+        """Re-split the rows of both files by :func:`heldout_families_draw` with ``seed``, rewriting both
+        files. Returns ``(folds rows, held-out rows)``."""
+        rows = sorted((row for part in self.rows_load() for row in part), key=lambda row: row["id"])
+        heldout = heldout_families_draw(rows, seed=self.seed)
+        parts = {
+            self.folds_path: [r for r in rows if r["family"] not in heldout],
+            self.heldout_path: [r for r in rows if r["family"] in heldout],
+        }
+        for path, part in parts.items():
+            with open(path, "w", encoding="utf-8") as handle:
+                for row in part:
+                    handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+        return len(parts[self.folds_path]), len(parts[self.heldout_path])
+
+
+def _batches(first: Batch, prefix: str, later_seeds: dict[int, int]) -> tuple[Batch, ...]:
+    """``first`` and the later batches, batch N in ``<prefix>folds-N.jsonl`` and ``<prefix>heldout-N.jsonl``."""
+    later = (
+        Batch(
+            number, CORPUS_DIR / f"{prefix}folds-{number}.jsonl", CORPUS_DIR / f"{prefix}heldout-{number}.jsonl", seed
+        )
+        for number, seed in later_seeds.items()
+    )
+    return (first, *later)
+
 
 #: The corpus's batches, oldest first (tests/data/corpus/README.md describes each).
-BATCHES = (
-    Batch(1, FOLDS_PATH, HELDOUT_PATH, HELDOUT_SEED),
-    *(
-        Batch(number, CORPUS_DIR / f"folds-{number}.jsonl", CORPUS_DIR / f"heldout-{number}.jsonl", seed)
-        for number, seed in LATER_BATCH_SEEDS.items()
-    ),
+BATCHES = _batches(Batch(1, FOLDS_PATH, HELDOUT_PATH, HELDOUT_SEED), "", LATER_BATCH_SEEDS)
+#: The ordinary answers' batches, oldest first (tests/data/corpus/README.md describes each).
+ORDINARY_BATCHES = _batches(
+    Batch(1, ORDINARY_FOLDS_PATH, ORDINARY_HELDOUT_PATH, ORDINARY_HELDOUT_SEED), "ordinary-", ORDINARY_LATER_BATCH_SEEDS
 )
 
 
@@ -103,24 +131,11 @@ def labelled_rows_load(path: Path) -> list[dict]:
     return rows
 
 
-#: The ordinary answers' batches, oldest first (tests/data/corpus/README.md describes each).
-ORDINARY_BATCHES = (
-    Batch(1, ORDINARY_FOLDS_PATH, ORDINARY_HELDOUT_PATH, ORDINARY_HELDOUT_SEED),
-    *(
-        Batch(
-            number, CORPUS_DIR / f"ordinary-folds-{number}.jsonl", CORPUS_DIR / f"ordinary-heldout-{number}.jsonl", seed
-        )
-        for number, seed in ORDINARY_LATER_BATCH_SEEDS.items()
-    ),
-)
-
-
 def batch_rows_load(number: int) -> tuple[list[dict], list[dict]]:
     """``(folds rows, held-out rows)`` of batch ``number`` (1 to 10: :data:`BATCHES`) of the
     corpus (SPEC §3.3a). Missing files give empty lists (a wheel without the tests).
     Raises IndexError for a batch that does not exist."""
-    batch = BATCHES[number - 1]
-    return tuple(labelled_rows_load(path) if path.exists() else [] for path in (batch.folds_path, batch.heldout_path))
+    return BATCHES[number - 1].rows_load()
 
 
 def corpus_rows_load() -> tuple[list[dict], list[dict]]:
@@ -133,11 +148,7 @@ def ordinary_batch_rows_load(number: int) -> tuple[list[dict], list[dict]]:
     non-error, marked ``ordinary: True`` (training weighs them ORDINARY_WEIGHT, the threshold caps their
     false-positive rate). Missing files give empty lists (a wheel without the tests). Raises IndexError for a
     batch that does not exist."""
-    batch = ORDINARY_BATCHES[number - 1]
-    return tuple(
-        [dict(row, ordinary=True) for row in (labelled_rows_load(path) if path.exists() else [])]
-        for path in (batch.folds_path, batch.heldout_path)
-    )
+    return tuple([dict(row, ordinary=True) for row in part] for part in ORDINARY_BATCHES[number - 1].rows_load())
 
 
 def ordinary_rows_load() -> tuple[list[dict], list[dict]]:
@@ -201,33 +212,14 @@ def family_folds(rows: list[dict], *, k: int = 5, seed: int = 7) -> list[list[di
     return folds
 
 
-def _freeze(folds_path: Path, heldout_path: Path, *, seed: int) -> tuple[int, int]:
-    """Re-split the rows of both files by :func:`heldout_families_draw` with
-    ``seed``, rewriting both files. Returns ``(folds rows, held-out rows)``."""
-    rows = [row for path in (folds_path, heldout_path) if path.exists() for row in labelled_rows_load(path)]
-    rows.sort(key=lambda row: row["id"])
-    heldout = heldout_families_draw(rows, seed=seed)
-    parts = {
-        folds_path: [r for r in rows if r["family"] not in heldout],
-        heldout_path: [r for r in rows if r["family"] in heldout],
-    }
-    for path, part in parts.items():
-        with open(path, "w", encoding="utf-8") as handle:
-            for row in part:
-                handle.write(json.dumps(row, ensure_ascii=False) + "\n")
-    return len(parts[folds_path]), len(parts[heldout_path])
-
-
 def batch_freeze(number: int) -> tuple[int, int]:
-    """Re-split batch ``number`` of the corpus with its seed (see :func:`_freeze`)."""
-    batch = BATCHES[number - 1]
-    return _freeze(batch.folds_path, batch.heldout_path, seed=batch.seed)
+    """Re-split batch ``number`` of the corpus with its seed (:meth:`Batch.freeze`)."""
+    return BATCHES[number - 1].freeze()
 
 
 def ordinary_freeze(number: int = 1) -> tuple[int, int]:
-    """Re-split ordinary batch ``number`` with its seed (see :func:`_freeze`)."""
-    batch = ORDINARY_BATCHES[number - 1]
-    return _freeze(batch.folds_path, batch.heldout_path, seed=batch.seed)
+    """Re-split ordinary batch ``number`` with its seed (:meth:`Batch.freeze`)."""
+    return ORDINARY_BATCHES[number - 1].freeze()
 
 
 if __name__ == "__main__":  # pragma: no cover - a maintenance step, run once when the corpus grows

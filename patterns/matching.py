@@ -238,20 +238,22 @@ _LEAD = r"[^\pL\pN`\"“'>\n]{0,6}"
 #: Not after an article: "The quota resets at midnight." is prose; a built-in names its own "(?:the )?".
 _SENTENCE_LEAD = _LEAD + r"(?:[45]\d\d[ :：-]+)?"
 #: Or after the lead, a one-word name and a colon (a model's or a tool's: "deepseek/deepseek-v4-flash: stream
-#: ended before …", "[undefined]: Insufficient Balance") or a Chinese word for a failure ("翻译中断：该模型目前…
-#: 过载") or a code it returned ("MiniMax 接口返回 1008：余额不足"), when a letter follows ("Total: 499 USD." is a figure). The sentence must still go on the way provider
-#: messages go on (:func:`sentence_goes_on`): "Summary: rate limit exceeded twice today, both retried" is a report.
+#: ended before …", "[undefined]: Insufficient Balance"), a Chinese word for a failure ("翻译中断：该模型目前…
+#: 过载") or a code it returned ("MiniMax 接口返回 1008：余额不足"), when a letter follows ("Total: 499 USD." is a
+#: figure). The sentence must still go on the way provider messages go on (:func:`sentence_goes_on`): "Summary: rate limit exceeded twice today, both retried" is a report.
 _NAMED_SENTENCE_LEAD = (
     _LEAD
-    + r"(?:[\w./@\[\]-]{1,40}(?:: |：)|\p{Han}{0,8}(?:中断|失败|出错)[:：] ?|[\w\p{Han} .-]{0,24}?(?:返回码?|错误码|错误代码|状态码) ?\d{3,6} ?[:：] ?)"
+    + r"(?:[\w./@\[\]-]{1,40}(?:: |：)|\p{Han}{0,8}(?:中断|失败|出错)[:：] ?"
+    + r"|[\w\p{Han} .-]{0,24}?(?:返回码?|错误码|错误代码|状态码) ?\d{3,6} ?[:：] ?)"
 )
 #: A bare status and a JSON body ("400 {"type":"error","error":{"message":"prompt is too long: …"}}"): the body is
 #: the error's message, where the provider's words may stand anywhere.
 _STATUS_BODY = _LEAD + r"[45]\d\d[ :-]*[{\[]"
 
 #: An error label in any dress: up to two words, a token ending in an error noun,
-#: up to two qualifiers ("from X", "in thread", a status code, "(…)", "（错误码 1026）"; not "handling", nor Chinese ones: "错误原因：第
-#: 42 行…" and "错误信息：无。" open explanations and reports), closing marks,
+#: up to two qualifiers ("from X", "in thread", a status code, "(…)", a full-width bracket with a code: "（错误码
+#: 1026）"; not "handling", nor Chinese ones: "错误原因：第 42 行…" and "错误信息：无。" open explanations and
+#: reports), closing marks,
 #: then ":", a newline, "(" or ",":
 #: "Error:", "[Error]:", "**Error:**", "API Error (", "Upstream error from X:",
 #: "openai.RateLimitError:", "错误：", "[Agent运行错误]:", "Something went wrong:". A bare "detail"
@@ -369,12 +371,16 @@ _CLOSING_MARKS = {"“": "”", "「": "」"}
 _QUOTE_START = r"^[^\n]{0,60}?" + _QUOTE_MARK
 
 #: A heading that opens a glossary or reference entry ("Glossary entry — `Error code: 429 …`", "Term: …",
-#: "术语解释 —— …", "名词解释：…", "额度说明：…") or a question heading ("为什么改了还报错：…", "Why it still fails: …"):
-#: the reply defines or explains an error rather than being one.
-_GLOSSARY_HEAD = (
-    r"^\W{0,3}(?:(?:glossary(?: entry)?|terms?|definitions?|explanation|术语(?:解释)?|名词解释|释义|词条"
-    r"|(?:额度|配额|账单|计费|费用|报错|错误码)说明)\s*[:：—–-]|(?:为什么|为何|为啥|怎么|怎样|如何)[^\n:：]{2,40}[:：]|(?:why|how) [^\s:：]+ [^\n:：]{1,40}[:：])"
+#: "术语解释 —— …", "名词解释：…", "额度说明：…").
+_TERM_HEAD = (
+    r"(?:glossary(?: entry)?|terms?|definitions?|explanation|术语(?:解释)?|名词解释|释义|词条"
+    r"|(?:额度|配额|账单|计费|费用|报错|错误码)说明)\s*[:：—–-]"
 )
+#: A question heading: a question word and a few more words before the colon ("为什么改了还报错：…", "Why it still
+#: fails: …"; not a bare "Why:" nor a name such as "Why Bot:").
+_QUESTION_HEAD = r"(?:为什么|为何|为啥|怎么|怎样|如何)[^\n:：]{2,40}[:：]|(?:why|how) [^\s:：]+ [^\n:：]{1,40}[:：]"
+#: Either heading at the reply's start: the reply defines or explains an error rather than being one.
+_GLOSSARY_HEAD = r"^\W{0,3}(?:" + _TERM_HEAD + "|" + _QUESTION_HEAD + ")"
 
 #: What follows a label when the line is a glossary entry or an explanation, or says there was none
 #: ("Error message: none. All 12 tasks succeeded.", "错误：无。").
@@ -467,8 +473,7 @@ _SENTENCE_REST = r"[^\n.!?。！？,，;；:：(（\[]{1,100}"
 #: balance: 0.00 CNY. Please recharge.").
 _SPEC_VALUE = r"\s*[:：]\s*[$€£¥]?\d[^\n.。!！?？;；]{0,80}?\b(?:per|for|each|of)\b"
 #: A colon and a figure or an amount: a spec line's or a record's value ("Rate limit: 100 req/min", "超时：30 秒",
-#: "Quota: $180,000."), unless the message then
-#: goes on as provider messages do (:data:`_VALUE_GOES_ON`).
+#: "Quota: $180,000."), unless the message then goes on as provider messages do (:data:`_VALUE_GOES_ON`).
 _COLON_VALUE = r"\s*[:：]\s*[$€£¥]?\d"
 #: A colon, a value, then a line that is another "Key: value" (a config or spec block; not "Request ID:").
 _SPEC_BLOCK = r"\s*[:：][^\n]{1,80}\n[ \t]*(?:[-*•] )?(?:[^\n:：]{1,40})[:：]\s*\S"

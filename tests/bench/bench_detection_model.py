@@ -102,7 +102,7 @@ def quality_tables(*, heldout: bool = True) -> str:
     """The quality tables; ``heldout=False`` leaves the frozen parts out (for work on the folds)."""
     batches = {batch.number: batch_rows_load(batch.number) for batch in BATCHES}
     corpus_fold_rows = [row for folds_rows, _heldout in batches.values() for row in folds_rows]
-    ordinary_folds, ordinary_heldout = ordinary_rows_load()
+    ordinary_folds = ordinary_rows_load()[0]
     fold_rows = corpus_fold_rows + ordinary_folds
     extra = extra_rows_load()
     folds = family_folds(fold_rows, k=K, seed=SEED)
@@ -144,14 +144,13 @@ def quality_tables(*, heldout: bool = True) -> str:
     lines.append(f"{'rows':<26} {'signal':<9} {'flagged':>7} {'of':>5} {'fp rate':>8}")
     lines += _ordinary_table(f"ordinary folds ({len(ordinary_folds)})", judged_ordinary)
     if heldout:
+        judged_ordinary_heldout = []
         for batch in ORDINARY_BATCHES:
             rows = ordinary_batch_rows_load(batch.number)[1]
-            lines += _ordinary_table(
-                f"ordinary held-out {batch.number} ({len(rows)})", _verdicts(rows, default, default["threshold"])
-            )
-        lines += _ordinary_table(
-            f"ordinary held-out ({len(ordinary_heldout)})", _verdicts(ordinary_heldout, default, default["threshold"])
-        )
+            judged = _verdicts(rows, default, default["threshold"])
+            lines += _ordinary_table(f"ordinary held-out {batch.number} ({len(rows)})", judged)
+            judged_ordinary_heldout += judged
+        lines += _ordinary_table(f"ordinary held-out ({len(judged_ordinary_heldout)})", judged_ordinary_heldout)
     return "\n".join(lines)
 
 
