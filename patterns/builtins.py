@@ -450,11 +450,11 @@ BUILTINS: list[dict] = [
     _builtin(
         "content-filter-zh",
         "不安全 / 敏感内容",
-        "regex:(?:系统检测到[^\\n]{0,20}?)?(?:不安全|敏感|违规|涉敏)",
+        "regex:(?:系统检测到[^\\n]{0,20}?|(?:您的)?(?:请求|输入|内容)包含)?(?:不安全|敏感|违规|涉敏)",
         "content_filter",
         False,
         20,
-        "A Chinese provider's content filter (不安全或敏感内容; Zhipu's 系统检测到输入或生成内容可能包含不安全或敏感内容; MiniMax's 输入内容涉敏).",
+        "A Chinese provider's content filter (不安全或敏感内容; Zhipu's 系统检测到输入或生成内容可能包含不安全或敏感内容; MiniMax's 输入内容涉敏; 您的请求包含不安全内容).",
     ),
     _builtin(
         "content-exists-risk",
@@ -555,6 +555,16 @@ BUILTINS: list[dict] = [
         True,
         21,
         '"Rate limit reached for <model> in organization <org> on tokens per min": rate limited, not billing.',
+    ),
+    _builtin(
+        "been-rate-limited",
+        "You have been rate limited",
+        "regex:you(?:'ve| have) been rate[ -]limited",
+        "rate_limit",
+        True,
+        21,
+        '"You have been rate limited; your rate limit is 60 queries per minute": rate limited, even when the message'
+        " links to billing to upgrade.",
     ),
     _builtin(
         "too-many-tokens-wait",
@@ -795,6 +805,15 @@ BUILTINS: list[dict] = [
         '"The requested model (DeepSeek-R1-Distill-Llama-70B) is not available".',
     ),
     _builtin(
+        "model-not-supported",
+        "Model is not supported",
+        "regex:model \\S{1,80} is not supported\\b",
+        "model_not_found",
+        False,
+        24,
+        "\"Model 'meta-llama/llama-3-1-70b-instruct' is not supported\": the endpoint does not serve it.",
+    ),
+    _builtin(
         "no-available-providers",
         "No available providers",
         "no available providers",
@@ -847,6 +866,15 @@ BUILTINS: list[dict] = [
         False,
         24,
         "Bedrock's \"You don't have access to the model with the specified model ID\".",
+    ),
+    _builtin(
+        "model-not-purchased",
+        "Model not purchased",
+        "AccessDenied.Unpurchased",
+        "model_not_found",
+        False,
+        24,
+        "DashScope's AccessDenied.Unpurchased: the model is not bought or activated for the account.",
     ),
     _builtin(
         "no-channel-zh",
@@ -949,13 +977,23 @@ BUILTINS: list[dict] = [
         '"Request payload too large (413)".',
     ),
     _builtin(
+        "request-entity-too-large",
+        "Request entity too large",
+        "request entity too large",
+        "context_length",
+        False,
+        26,
+        '"413 Request Entity Too Large": the request is bigger than the endpoint takes, whoever wraps it.',
+    ),
+    _builtin(
         "request-too-large",
         "Request too large",
         'regex:request.too.large|model token limit|"token limit"',
         "context_length",
         False,
-        26,
-        '"Request too large for model", request_too_large, "exceeded model token limit", a bare "token limit" message.',
+        21,
+        '"Request too large for model … on tokens per min" (one request over the limit, even with a billing link),'
+        ' request_too_large, "exceeded model token limit", a bare "token limit".',
     ),
     _builtin(
         "max-new-tokens",
@@ -1017,7 +1055,7 @@ BUILTINS: list[dict] = [
     _builtin(
         "input-token-count-exceeds",
         "Input token count exceeds the maximum",
-        "regex:input token count \\(\\d+\\) exceeds the maximum",
+        "regex:input token count (?:\\(\\d+\\) )?exceeds the maximum",
         "context_length",
         False,
         26,
@@ -1079,7 +1117,25 @@ BUILTINS: list[dict] = [
         "authentication_error, Authentication Fails, Unauthorized.",
     ),
     _builtin(
+        "not-authenticated",
+        "Not authenticated",
+        "not authenticated",
+        "auth",
+        False,
+        28,
+        '"Not authenticated": the request carried no valid credentials.',
+    ),
+    _builtin(
         "permission-denied", "Permission denied", "regex:permission[_ ]denied", "auth", False, 28, "PERMISSION_DENIED."
+    ),
+    _builtin(
+        "no-permission-to-access",
+        "No permission to access",
+        "no permission to access",
+        "auth",
+        False,
+        28,
+        'Coze\'s "No permission to access": the account may not use the bot or the model.',
     ),
     _builtin(
         "api-key-expired",
@@ -1096,8 +1152,9 @@ BUILTINS: list[dict] = [
         "regex:access ?denied|authfailure|签名验证失败",
         "auth",
         False,
-        28,
-        "AccessDenied, Tencent Cloud's AuthFailure (请求签名验证失败).",
+        33,
+        "AccessDenied, Tencent Cloud's AuthFailure (请求签名验证失败); after the rate limits, since a gateway's"
+        ' AccessDenied code may carry "Rate limit exceeded" as its message.',
     ),
     _builtin(
         "invalid-api-key-zh",
@@ -1176,7 +1233,7 @@ BUILTINS: list[dict] = [
     _builtin(
         "overloaded",
         "Overloaded",
-        "regex:(?:the (?:engine|model|server|service) is (?:currently )?)?overload\\w*",
+        "regex:(?:(?:the )?(?:engine|model|server|service) is (?:currently )?)?overload\\w*",
         "overloaded",
         True,
         30,
@@ -1267,11 +1324,11 @@ BUILTINS: list[dict] = [
     _builtin(
         "overloaded-zh",
         "系统繁忙 / 负载过高",
-        "regex:该?模型[^\\n]{0,20}?过载|繁忙|负载|过载",
+        "regex:该?模型[^\\n]{0,20}?过载|(?:系统|服务器?)?繁忙|负载|过载",
         "overloaded",
         True,
         30,
-        "服务器繁忙, 上游负载已饱和, 该模型目前因处理其他请求而过载 (the span starts with 该模型 when it is there).",
+        "服务器繁忙, 系统繁忙, 上游负载已饱和, 该模型目前因处理其他请求而过载 (the span starts with 该模型 or 系统 when it is there).",
     ),
     # --- rate limits -----------------------------------------------------------------------------
     _builtin(
@@ -1475,11 +1532,12 @@ BUILTINS: list[dict] = [
     _builtin(
         "server-said-401-403",
         "A server's 401 or 403",
-        "regex:(?:server (?:error|returned)|returned(?: http)?|status(?: code)?:?) ?\\(?40[13]\\b",
+        "regex:(?:server (?:error|returned)|returned(?: http)?|status(?: code)?:?|http) ?\\(?40[13]\\b",
         "auth",
         False,
         37,
-        '"OpenRouter server error (401)", "Server returned 401", "status code 403": the key was refused, not a server fault.',
+        '"OpenRouter server error (401)", "Server returned 401", "status code 403", "API error: HTTP 401": the key was'
+        " refused, not a server fault.",
     ),
     _builtin(
         "out-of-memory",
@@ -1525,6 +1583,15 @@ BUILTINS: list[dict] = [
         True,
         38,
         '"llama runner process has terminated": the local model server crashed.',
+    ),
+    _builtin(
+        "model-crashed",
+        "Model has crashed",
+        "regex:(?:the )?model has crashed",
+        "server_error",
+        True,
+        38,
+        'LM Studio\'s "The model has crashed": the local model process died.',
     ),
     _builtin(
         "server-error-zh",

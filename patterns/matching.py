@@ -236,7 +236,7 @@ LONG_PHRASE_CHARS = 30
 _LEAD = r"[^\pL\pN`\"“'>\n]{0,6}"
 #: Where a provider sentence may start: after the lead and a bare 4xx/5xx status ("429 余额不足，请充值。").
 #: Not after an article: "The quota resets at midnight." is prose; a built-in names its own "(?:the )?".
-_SENTENCE_LEAD = _LEAD + r"(?:[45]\d\d[ :：-]+)?"
+_SENTENCE_LEAD = _LEAD + r"(?:[45]\d\d[ :：-]+|(?:很?抱歉|对不起)[，,] ?)?"
 #: Or after the lead, a one-word name and a colon (a model's or a tool's: "deepseek/deepseek-v4-flash: stream
 #: ended before …", "[undefined]: Insufficient Balance"), a Chinese word for a failure ("翻译中断：该模型目前…
 #: 过载") or a code it returned ("MiniMax 接口返回 1008：余额不足"), when a letter follows ("Total: 499 USD." is a
@@ -288,7 +288,8 @@ _EXCEPTION = (
 #: error chain: a first line that starts with a failure ("Failed to get answer"), then a "Caused by:" line
 #: (Rust's anyhow, Java's stack traces); a commit message or a postmortem's "Caused by:" is prose.
 _WRAPPER = (
-    r"(?:\w+ ){0,3}failed after \d+ \w+[:.]|invalid api response|retrying \S+ in|request failed with"
+    r"(?:\w+ ){0,3}failed after \d+ \w+[:.]|invalid api response|retrying \S+ in"
+    r"|(?:(?:\w+ )?(?:api|http|upstream|provider|llm|model) )?request failed with"
     r"|(?:llm|api|model|chat|completion|generation|inference)(?: \w+){0,2} (?:call |request )?failed[:：]"
     r"|(?:failed|unable|could not|cannot|exception)\b[^\n]{0,80}\n\s*caused by:"
     r"|failed to get (?:an? )?(?:\w+ )?response from"
@@ -353,8 +354,9 @@ _LOG_STAMP = (
 #: opening after a level or a time counts only when the reply is nothing but log lines (:func:`log_lines_only`).
 _LOG_PREFIX = r"(?:" + _LOG_STAMP + r")?(?:[\w.]+:\w+:\d+ - )?"
 
-#: Where an opening may start: the reply's start, a few symbols, an optional "Something: " prefix.
-_OPENING_START = r"^" + _LEAD + r"(?:[^\n:：]{1,40}[:：] ?)?" + _LEAD
+#: Where an opening may start: the reply's start, a few symbols, an optional "Something: " prefix that, like the
+#: lead, does not open with a quote mark or a backtick ("`[Agent Request] Error: …` 是…返回的 400" quotes an error).
+_OPENING_START = r"^" + _LEAD + r"(?:[^\n:：`\"“'>][^\n:：]{0,39}[:：] ?)?" + _LEAD
 #: The opening of a reply that is an error, after an optional "Something: " prefix.
 _OPENING = _OPENING_START + _LOG_PREFIX + r"(?:" + "|".join((_LABEL, _EXCEPTION, _WRAPPER, _STATUS, _BODY)) + r")"
 
@@ -441,7 +443,7 @@ _PROSE = (
 #: How provider messages go on after a sentence ends.
 _GOES_ON = (
     r"(?:please|pls\b|try|retry|wait|check|you|your|top up|contact|visit|see\b|for (?:more|details)|learn|either\b"
-    r"|request id|upgrade|add\b|go to|switch|likely|send|use\b|reduce|increase|请|您|稍后|详情|如有)"
+    r"|request id|upgrade|add\b|go to|switch|likely|send|use\b|reduce|increase|请|您|稍后|详情|如有|已被(?:系统)?(?:拦截|屏蔽))"
 )
 #: Details after ":" in a provider message (not a definition: "余额不足：指…").
 _DETAIL = r"(?:" + _GOES_ON + r"|[\d\"'“{\[(<]|https?:|(?-i:[A-Z]{2,})|sk-|\S*[_\d])"

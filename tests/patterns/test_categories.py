@@ -1456,3 +1456,78 @@ def test_a_label_with_an_amount_is_a_record_not_a_provider_s_detail():
 )
 def test_replies_of_the_tenth_batch_s_wordings_name_their_cause(reply, category):
     assert category_of(reply) == category
+
+
+# --- the eleventh batch of public replies (folds-11): per-minute limits, statuses in bodies, leads, wordings -----
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [
+        (
+            'API Error: 403 event:error data:{"code":"AccessDenied","message":"Rate limit exceeded. Please wait and '
+            'try again, or upgrade your API plan."}',
+            "rate_limit",
+        ),
+        ('{"error":{"message":"Zhipu API error: HTTP 401 - \\"\\"","type":"api_error","code":null}}', "auth"),
+        ('{"error": {"message": "Not authenticated", "type": "invalid_request_error"}}', "auth"),
+        ('{"error":{"message":"{\\"code\\":7000,\\"msg\\":\\"No permission to access this bot.\\"}"}}', "auth"),
+        (
+            "{'error': {'message': 'You have been rate limited. Your rate limit is 600 queries per minute. Please "
+            "navigate to https://example.ai/settings/billing to upgrade.', 'type': 'credit_limit'}}",
+            "rate_limit",
+        ),
+        (
+            "Error code: 413 - {'error': {'message': 'Request too large for model llama-3.3-70b in organization org_1 "
+            "on tokens per minute (TPM): Limit 12000, Requested 20111. Need more tokens? Upgrade at "
+            "https://console.groq.com/settings/billing', 'code': 'rate_limit_exceeded'}}",
+            "context_length",
+        ),
+        ("fastapi.exceptions.HTTPException: 400: Model 'mistral-large-2411' is not supported", "model_not_found"),
+        (
+            'DashScope error: {"code": "AccessDenied.Unpurchased", "message": "Access to model denied. Please make '
+            'sure you are eligible for using the model."}',
+            "model_not_found",
+        ),
+        (
+            "Error: 网络请求失败: Client error '413 Request Entity Too Large' for url 'https://gw.example/api'",
+            "context_length",
+        ),
+        ("503 server is overloaded.", "overloaded"),
+        ("系统繁忙，请稍后再试", "overloaded"),
+        ("API request failed with status 402", "quota"),
+        ("Groq API request failed with status 503: Service Unavailable", "server_error"),
+        ("Error: The model has crashed without additional information. (Exit code: 1)", "server_error"),
+        (
+            "Error 400, Message: The input token count exceeds the maximum number of tokens allowed 1048576.",
+            "context_length",
+        ),
+    ],
+)
+def test_replies_of_the_eleventh_batch_s_wordings_name_their_cause(reply, category):
+    assert category_of(reply) == category
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [
+        ("抱歉，您的请求包含不安全内容，已被系统拦截。", "content_filter"),
+        ("很抱歉，请求超时，请稍后再试。", "timeout"),
+        ("对不起，余额不足，请充值后再试。", "quota"),
+    ],
+)
+def test_a_provider_sentence_after_a_chinese_apology_is_an_error(reply, category):
+    assert category_of(reply) == category
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "抱歉，余额不足的话可以先充值。",
+        "The request failed with a 500 yesterday; we retried and it passed.",
+        "`[Agent Request] Error: Error code: 400 - {'message': '400 Client Error'}` 是模型服务直接返回的 400，框架只是原样抛出。",
+        "`Error: 429 Too Many Requests`: you hit the per-minute limit; wait a minute and retry.",
+    ],
+)
+def test_an_apology_before_prose_or_a_quoted_error_that_opens_an_answer_is_no_error(reply):
+    assert judge(reply) is None
