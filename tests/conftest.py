@@ -1,13 +1,17 @@
 """Shared fixtures (cookiecutter-django style): users, API clients, factories.
 
 hermes-agent reads HERMES_HOME at import time; it points at a throw-away
-folder for the whole session so no test touches a real ~/.hermes.
+folder for the whole session (removed at exit) so no test touches a real ~/.hermes.
 """
 
+import atexit
 import os
+import shutil
 import tempfile
 
-os.environ.setdefault("HERMES_HOME", tempfile.mkdtemp(prefix="hermes-home-"))
+if not os.environ.get("HERMES_HOME"):  # xdist workers inherit the controller's folder
+    os.environ["HERMES_HOME"] = tempfile.mkdtemp(prefix="hermes-home-")
+    atexit.register(shutil.rmtree, os.environ["HERMES_HOME"], ignore_errors=True)
 
 import pytest
 from django.utils import translation

@@ -1,5 +1,5 @@
 """Subprocess helper for the hermes-agent-over-MCP test: in a fresh process
-with its own ``HERMES_HOME``, write ``config.yaml`` with one ``mcp_servers``
+with its own ``HERMES_HOME`` (removed when it is done), write ``config.yaml`` with one ``mcp_servers``
 entry, let hermes discover it, run one agent turn against the fake LLM and
 print the result as JSON on the last line.
 
@@ -8,6 +8,7 @@ Input (JSON on stdin): ``{server_name, server_config, llm_base_url, message}``.
 
 import json
 import os
+import shutil
 import sys
 import tempfile
 
@@ -40,6 +41,7 @@ def main():
         result = agent.run_conversation(job["message"])
     finally:
         shutdown_mcp_servers()
+        shutil.rmtree(home, ignore_errors=True)
     print(
         json.dumps(
             {
