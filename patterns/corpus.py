@@ -41,7 +41,7 @@ HELDOUT_SEED = 20261201
 ORDINARY_HELDOUT_SEED = 20261202
 #: The seeds of the later ordinary batches' held-out draws, by batch number (each fixed once, before any training or
 #: evaluation on that batch). A later ordinary batch N lives in ``ordinary-folds-N.jsonl`` and ``ordinary-heldout-N.jsonl``.
-ORDINARY_LATER_BATCH_SEEDS = {2: 20261211}
+ORDINARY_LATER_BATCH_SEEDS = {2: 20261211, 3: 20261214}
 #: The seeds of the later batches' held-out draws, by batch number (each fixed once, before any training or
 #: evaluation on that batch). A later batch N lives in ``folds-N.jsonl`` and ``heldout-N.jsonl``.
 LATER_BATCH_SEEDS = {
@@ -55,6 +55,7 @@ LATER_BATCH_SEEDS = {
     9: 20261210,
     10: 20261212,
     11: 20261213,
+    12: 20261215,
 }
 #: Share of rows (drawn as whole families) in the held-out part.
 HELDOUT_SHARE = 0.25
@@ -133,7 +134,7 @@ def labelled_rows_load(path: Path) -> list[dict]:
 
 
 def batch_rows_load(number: int) -> tuple[list[dict], list[dict]]:
-    """``(folds rows, held-out rows)`` of batch ``number`` (1 to 11: :data:`BATCHES`) of the
+    """``(folds rows, held-out rows)`` of batch ``number`` (1 to 12: :data:`BATCHES`) of the
     corpus (SPEC §3.3a). Missing files give empty lists (a wheel without the tests).
     Raises IndexError for a batch that does not exist."""
     return BATCHES[number - 1].rows_load()
@@ -145,7 +146,7 @@ def corpus_rows_load() -> tuple[list[dict], list[dict]]:
 
 
 def ordinary_batch_rows_load(number: int) -> tuple[list[dict], list[dict]]:
-    """``(folds rows, held-out rows)`` of ordinary batch ``number`` (1 or 2: :data:`ORDINARY_BATCHES`): every row a
+    """``(folds rows, held-out rows)`` of ordinary batch ``number`` (1 to 3: :data:`ORDINARY_BATCHES`): every row a
     non-error, marked ``ordinary: True`` (training weighs them ORDINARY_WEIGHT, the threshold caps their
     false-positive rate). Missing files give empty lists (a wheel without the tests). Raises IndexError for a
     batch that does not exist."""

@@ -1,8 +1,8 @@
 """``manage.py train_detector [--default] [--output PATH] [--no-store]``: train the detection model (SPEC §3.3a).
 
 Trains on the shipped labelled corpus (``tests/data/corpus/folds.jsonl`` and the
-later batches' ``folds-2.jsonl`` to ``folds-11.jsonl``), the ordinary answers'
-folds (``ordinary-folds.jsonl``, ``ordinary-folds-2.jsonl``) and the older
+later batches' ``folds-2.jsonl`` to ``folds-12.jsonl``), the ordinary answers'
+folds (``ordinary-folds.jsonl``, ``ordinary-folds-2.jsonl``, ``ordinary-folds-3.jsonl``) and the older
 labelled sets (``tests/data/agent-replies-*.jsonl``), plus ops' marks (false
 positives, missed failures) unless ``--default``; the threshold is chosen
 leave-source-out on the corpus and ordinary folds together (pooled precision at
