@@ -236,7 +236,9 @@ LONG_PHRASE_CHARS = 30
 _LEAD = r"[^\pL\pN`\"“'>\n]{0,6}"
 #: Where a provider sentence may start: after the lead and a bare 4xx/5xx status ("429 余额不足，请充值。").
 #: Not after an article: "The quota resets at midnight." is prose; a built-in names its own "(?:the )?".
-_SENTENCE_LEAD = _LEAD + r"(?:[45]\d\d[ :：-]+|(?:很?抱歉|对不起)[，,] ?)?"
+#: The subject a Chinese provider sentence may open with before its words ("服务器过载", "引擎内部错误", "当前繁忙").
+_ZH_SUBJECT = r"(?:当前|目前|服务器?|服务端|系统|引擎|模型|接口|上游|平台|后端|网关)?"
+_SENTENCE_LEAD = _LEAD + r"(?:[45]\d\d[ :：-]+|(?:(?:非常|很)?抱歉|对不起|sorry)[，,] ?)?" + _ZH_SUBJECT
 #: Or after the lead, a one-word name and a colon (a model's or a tool's: "deepseek/deepseek-v4-flash: stream
 #: ended before …", "[undefined]: Insufficient Balance"), a Chinese word for a failure ("翻译中断：该模型目前…
 #: 过载") or a code it returned ("MiniMax 接口返回 1008：余额不足"), when a letter follows ("Total: 499 USD." is a
@@ -245,6 +247,7 @@ _NAMED_SENTENCE_LEAD = (
     _LEAD
     + r"(?:[\w./@\[\]-]{1,40}(?:: |：)|\p{Han}{0,8}(?:中断|失败|出错)[:：] ?"
     + r"|[\w\p{Han} .-]{0,24}?(?:返回码?|错误码|错误代码|状态码) ?\d{3,6} ?[:：] ?)"
+    + _ZH_SUBJECT
 )
 #: A bare status and a JSON body ("400 {"type":"error","error":{"message":"prompt is too long: …"}}"): the body is
 #: the error's message, where the provider's words may stand anywhere.
@@ -373,22 +376,25 @@ _CLOSING_MARKS = {"“": "”", "「": "」"}
 _QUOTE_START = r"^[^\n]{0,60}?" + _QUOTE_MARK
 
 #: A heading that opens a glossary or reference entry ("Glossary entry — `Error code: 429 …`", "Term: …",
-#: "术语解释 —— …", "名词解释：…", "额度说明：…").
+#: "术语解释 —— …", "名词解释：…", "额度说明：…", "限流说明：…"), a diagnosis or a note ("Diagnosis: …",
+#: "Note: …", "Example: …", "诊断：…", "排查结果：…", "注意：…", "示例：…") or a translation ("Translation: …", "以下是中文翻译：…").
 _TERM_HEAD = (
-    r"(?:glossary(?: entry)?|terms?|definitions?|explanation|术语(?:解释)?|名词解释|释义|词条"
-    r"|(?:额度|配额|账单|计费|费用|报错|错误码)说明)\s*[:：—–-]"
+    r"(?:glossary(?: entry)?|terms?|definitions?|explanation|术语(?:解释)?|名词解释|释义|词条|\p{Han}{1,6}说明"
+    r"|diagnosis|note|example|heads-up|translation|(?:以下是)?\p{Han}{0,4}(?:翻译|译文)(?:结果|如下)?"
+    r"|诊断|排查结果|注意|示例)\s*[:：—–-]"
 )
 #: A question heading: a question word and a few more words before the colon ("为什么改了还报错：…", "Why it still
 #: fails: …"; not a bare "Why:" nor a name such as "Why Bot:").
 _QUESTION_HEAD = r"(?:为什么|为何|为啥|怎么|怎样|如何)[^\n:：]{2,40}[:：]|(?:why|how) [^\s:：]+ [^\n:：]{1,40}[:：]"
-#: Either heading at the reply's start: the reply defines or explains an error rather than being one.
-_GLOSSARY_HEAD = r"^\W{0,3}(?:" + _TERM_HEAD + "|" + _QUESTION_HEAD + ")"
+#: Either heading, or a Markdown heading ("### 429 Too Many Requests"), at the reply's start: the reply defines or
+#: explains an error rather than being one.
+_GLOSSARY_HEAD = r"^(?:#{1,6} |\W{0,3}(?:" + _TERM_HEAD + "|" + _QUESTION_HEAD + "))"
 
 #: What follows a label when the line is a glossary entry or an explanation, or says there was none
-#: ("Error message: none. All 12 tasks succeeded.", "错误：无。").
+#: ("Error message: none. All 12 tasks succeeded.", "错误：无。", '{"error": "none", "rows": 1200}').
 _DEFINITION = (
     r"\s*(?:指|是指|表示|意思是|即|means?\b|refers? to|occurs? when|happens? when|is (?:an?|the|when|what)\b"
-    r"|(?:none|nothing|n/a|null|no errors?)\b|无[。.，,；;\s]|没有)"
+    r"|[\"'](?:none|n/a|null)?[\"']|(?:none|nothing|n/a|null|no errors?)\b|无[。.，,；;\s]|没有)"
 )
 
 #: Words that explain what an error means ("… does not always mean you sent too many requests", "这不是限流而是
@@ -404,6 +410,11 @@ _EXPLAINS = (
 #: the client is being rate limited", "Billing error: the annual plan was charged …"). A provider's message after a
 #: label reports what happened ("HTTP 400 Bad Request: the request exceeds the available context size").
 _DESCRIBES = r"\s*(?-i:the) [a-z0-9][\w'’-]*(?: [\w`'’.,()-]+){0,6}? (?:is|are|was|were|must|should)\b"
+
+#: A status or an error's name, an em dash, and a description: a glossary line or a triage note ("401 Unauthorized —
+#: the API key is missing or wrong.", "503 Service Unavailable — the upstream was down for 4 minutes"), however short.
+#: A provider's message after a dash reports or tells what to do ("… — Invalid request: …", "… – check your API key").
+_DASH_DESCRIBES = r"\s?(?:—|——)" + _DESCRIBES
 
 #: An answer's closing remark on an error it reported ("HTTP 429: explained, no bug in Cline.", "HTTP 500: one
 #: occurrence, retried fine", "HTTP 401: key problem, not a robin problem."): an error block or a last paragraph
@@ -437,8 +448,10 @@ _PROSE = (
     r"\b(?:is|are|was|were|be|been|means?|can|should|will|would|could|may|might|do|does|did|has|have|had"
     r"|happens?|occurs?|because|since|which|who|yesterday|today|now|also|just|still|already|we|our|i|my|vs|versus"
     r"|raised|increased|decreased|lowered|updated|fixed|resolved|restored|recovered|enabled|added|removed|changed"
-    r"|adjusted|bumped|rotated|renewed|completed|finished|succeeded|passed|approved|merged|deployed|migrated)\b"
-    r"|的|时|是|会|可以|通常|我们|已经|已(?:恢复|修复|解除|提升|调整|更新|完成|处理|解决|上调|扩容)|恢复正常"
+    r"|adjusted|bumped|rotated|renewed|completed|finished|succeeded|passed|approved|merged|deployed|migrated"
+    r"|lifted|reset|extended|topped|redesigned|documented|closed|muted|located|configured|scheduled)\b"
+    r"|的|时|是|会|可以|通常|我们|已经|恢复正常|(?:设置?|改|调整|调|降|升|提高)[为到]"
+    r"|已(?:恢复|修复|解除|提升|调整|更新|完成|处理|解决|上调|下调|扩容|放开|关闭|开启|定位|去掉|移除|重新|上线|切换|加入|配置)"
 )
 #: How provider messages go on after a sentence ends.
 _GOES_ON = (
@@ -604,6 +617,7 @@ _DEFINITION_RE = _vocabulary(_DEFINITION)
 _EXPLAINS_RE = _vocabulary(_EXPLAINS)
 _TAIL_COMMENT_RE = _vocabulary(_TAIL_COMMENT)
 _DESCRIBES_RE = _vocabulary(_DESCRIBES)
+_DASH_DESCRIBES_RE = _vocabulary(_DASH_DESCRIBES)
 #: A CamelCase name (an exception's class or a provider's error code) before a colon, case-sensitive:
 #: RateLimitError, APIError, ModelNotReadyException, InternalError.Algo.DataInspectionFailed.
 _CLASS_NAME_END_RE = re.compile(r"(?:[a-z][A-Z]|[A-Z]{2}[a-z])\w*\W*$")
@@ -773,6 +787,7 @@ def error_regions(text: str, *, head_chars: int, tail_chars: int) -> list[Region
             and (_LOG_START_RE.match(head) is None or log_lines_only(text))
             and _EXPLAINS_RE.search(text[opening.end() : opening.end() + OPENING_REACH]) is None
             and not _label_describes(text, 0, min_chars=DESCRIPTION_MIN_CHARS)
+            and _DASH_DESCRIBES_RE.match(text, opening.end() - 2) is None
         ):
             end = min(head_end, opening.end() + OPENING_REACH)
             body_end = json_body_end(text, opening.end(), limit=reach)

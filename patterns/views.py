@@ -21,7 +21,7 @@ from project.errors import Conflict, Invalid
 from project.pages import staff_page
 
 #: Every shipped built-in and the first custom patterns fit on the first page.
-PAGE_SIZE = 200
+PAGE_SIZE = 300
 
 
 staff_required = staff_page(gettext_lazy("The pattern pages are for staff users."))

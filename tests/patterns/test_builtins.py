@@ -43,7 +43,7 @@ def test_each_built_in_has_the_retryable_flag_of_its_category(builtin):
     "reply, category",
     [
         ("API call failed after 3 retries: HTTP 400: Bad request body", "other"),
-        ("HTTP 404 Not Found", "model_not_found"),
+        ("HTTP 404 Not Found", "other"),
         ("HTTP 502: Bad Gateway", "server_error"),
         ("Error: rate limit exceeded, retry in 20s", "rate_limit"),
         ("错误：该模型当前访问量过大，请您稍后再试", "overloaded"),

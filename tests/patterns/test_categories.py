@@ -1228,6 +1228,7 @@ def test_replies_of_the_seventh_batch_s_wordings_name_their_cause(reply, categor
         "额度说明：qwen3.7-max 的 fast 选项按会话计算分钟级 token 配额，7 轮左右就会触发 `Allocated quota exceeded`。",
         "账单说明：您支付的 20.00 美元购买的是 Token Plan 套餐，余额不足时请求会返回 insufficient balance (1008)。",
         "Explanation: \"429 Too Many Requests\" with error code 1015 is Cloudflare's rate limit, not the model's.",
+        "限流说明：rate=10r/s 且未设 burst 时，10ms 内的第二个请求会直接返回 503；已改为 burst=20 nodelay。",
     ],
 )
 def test_a_reply_that_opens_with_an_explanation_heading_is_an_answer_about_errors(reply):
@@ -1530,4 +1531,139 @@ def test_a_provider_sentence_after_a_chinese_apology_is_an_error(reply, category
     ],
 )
 def test_an_apology_before_prose_or_a_quoted_error_that_opens_an_answer_is_no_error(reply):
+    assert judge(reply) is None
+
+
+# --- the twelfth batch of public replies (folds-12) and a breaking pass: subjects before Chinese phrases, bodies
+# whose cause beats their wrapper, a bare 404 is a wrong path, answers that open with a heading or report a change --
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [
+        ("引擎内部错误", "server_error"),
+        ("服务忙,请稍后再试", "overloaded"),
+        ("服务器过载，请稍后重试", "overloaded"),
+        ("抱歉，系统超时，请稍后重试。", "timeout"),
+        ("The chat session is larger than the context window!", "context_length"),
+        ("Error in AI inline completion: Error code: 404 - {'detail': 'Not Found'}", "other"),
+        (
+            "[API Error: models/gemini-3.1-pro is not found for API version v1beta, or is not supported for generateContent.]",
+            "model_not_found",
+        ),
+        ('402: {"type":"server_error","message":"Upstream request failed: Insufficient account funds"}', "quota"),
+        ("AI21 error: 50 per 1 minute", "rate_limit"),
+        ("High concurrency usage of this API, please reduce concurrency or contact customer service", "rate_limit"),
+        ("Predictions limit exceeded", "quota"),
+        ("APIException [Error]: [请求step失败]: token is missing", "auth"),
+        (
+            "❌ Error code: 400 - {'error': {'message': 'registry.ollama.ai/library/deepseek-r1:latest does not support tools', 'type': 'api_error', 'param': None, 'code': None}}",
+            "other",
+        ),
+        (
+            'send request failed: Post "https://rerank.example/v1/rerank": dial tcp 198.18.0.52:443: i/o timeout',
+            "network",
+        ),
+        (
+            '{"error":{"code":"tokens_too_long","message":"Prompt tokens too long","type":"invalid_request_error"},"id":"as-k3h7xq2m9p"}',
+            "context_length",
+        ),
+        (
+            "The request targeted an endpoint that is currently closed or temporarily unavailable. Request ID: 021738944405180a9f3e",
+            "model_not_found",
+        ),
+        (
+            "Error talking to OpenAI: Error code: 429 - [{'error': {'code': 429, 'message': 'You exceeded your current quota, please check your plan and billing details.', 'status': 'RESOURCE_EXHAUSTED', 'details': [{'@type': 'type.googleapis.com/google.rpc.RetryInfo', 'retryDelay': '28s'}]}}]",
+            "rate_limit",
+        ),
+        ("TypeError: terminated\n    at Fetch.onAborted (node:internal/deps/undici/undici:11736:53)", "network"),
+        (
+            "Error: Perplexity API error during object generation: Failed after 3 attempts. Last error: Cannot connect to API: self-signed certificate in certificate chain",
+            "network",
+        ),
+        (
+            "非常抱歉，根据相关法律法规，我们无法提供关于以下内容的答案，包括但不限于：\n(1) 涉及国家安全的信息；\n(2) 涉及政治与宗教类的信息。",
+            "content_filter",
+        ),
+        ("Error: The operation was aborted", "incomplete"),
+        ("Error: The operation was aborted due to timeout", "timeout"),
+    ],
+)
+def test_replies_of_the_twelfth_batch_s_wordings_name_their_cause(reply, category):
+    assert category_of(reply) == category
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [
+        ("Please upgrade to Pro to continue.", "quota"),
+        ("Sorry, I encountered an unexpected error.", "other"),
+        (
+            "The request failed because you do not have access to the requested resource. Request id: 0217399555030747f2940",
+            "auth",
+        ),
+        ("Unusable response produced by ChatGPT, maybe its unavailable.", "incomplete"),
+        ("no healthy upstream", "server_error"),
+        ("Upstream idle timeout exceeded", "timeout"),
+        ("TypeError: terminated", "network"),
+        ("5-hour limit reached ∙ resets 12pm", "rate_limit"),
+        ("Failed: Invalid Authentication", "auth"),
+        ("出错了，稍后重试吧", "other"),
+        ("好像出错了，请稍后再试。", "other"),
+        ("status code 400: parameter check failed, max_completion_tokens range is [2, 4096]", "context_length"),
+        ("400 field MaxTokens invalid, should be in [1, 384000]", "context_length"),
+        ("⎿  API Error: Request was aborted.", "incomplete"),
+        ("AbortError: The user aborted a request.", "incomplete"),
+        ("Model disabled.", "model_not_found"),
+    ],
+)
+def test_short_failed_replies_a_breaking_pass_found_name_their_cause(reply, category):
+    assert category_of(reply) == category
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "过载保护已开启。",
+        "负载测试通过。",
+        "负载均衡已切换到最少连接算法。",
+        "繁忙度指标已加入看板。",
+        "负载均衡器 IP：10.0.3.17",
+        "服务器繁忙提示已去掉。",
+        "Rate limit lifted.",
+        "Quota reset at midnight UTC.",
+        "Timeout extended to 120 s.",
+        "限流已放开。",
+        "限流阈值已下调到每分钟 200 次。",
+        "余额不足提醒已关闭。",
+        "鉴权失败问题已定位。",
+        "超时设置为 30 秒。",
+        "服务不可用页面已重新设计。",
+        "Translation: 服务器繁忙，请稍后再试。",
+        "以下是中文翻译：\n\n服务器繁忙，请稍后再试。",
+        "Diagnosis: insufficient quota. Your OpenAI org has no billing method, so every call returns 429 insufficient_quota; add a card and wait ~10 minutes.",
+        "诊断：鉴权失败，API Key 多复制了一个空格。",
+        "排查结果：鉴权失败，原因是 Key 已在周一轮换。",
+        "Note: 429 Too Many Requests responses include a Retry-After header; honour it.",
+        "注意：429 Too Many Requests 响应会带 Retry-After 头，请按它等待。",
+        "Example: Error code: 429 - {'error': {'message': 'Rate limit reached for gpt-4o'}} is what the SDK raises.",
+        "示例：Error code: 429 - {'error': {'message': 'Rate limit reached'}} 就是 SDK 抛出的异常格式。",
+        "### 429 Too Many Requests\nOur API allows 100 requests per minute per key. Exceeding it returns this status with a `Retry-After` header.",
+        "#### 鉴权失败\n检查 API Key 是否复制完整，以及是否选对了区域。",
+        "401 Unauthorized — the API key is missing or wrong. In our setup it was the staging key in prod.",
+        "503 Service Unavailable — the upstream was down for 4 minutes during the deploy; nothing to fix on our side.",
+        '{"error": "none", "rows_written": 1200}',
+        "Model gpt-4o is not supported in offline mode; switch `OFFLINE=1` off to use it.",
+        "Model `text-davinci-003` is not supported anymore after OpenAI's January 2024 deprecation; I migrated the prompt to `gpt-3.5-turbo-instruct`.",
+        "Heads-up: Error code: 401 will start appearing after Friday's key rotation for anyone still on the old key.",
+        "Authentication failed alerts muted until Monday.",
+        "Insufficient balance topped up ($50).",
+        "Service unavailable page redesigned.",
+        "Context length limit documented in the README.",
+        "Model not found bug closed as duplicate of #412.",
+        "限流说明：rate=10r/s 且未设 burst 时，10ms 内的第二个请求会直接返回 503；已改为 burst=20 nodelay。",
+        "Cause: FetchError fixed by pinning node-fetch.",
+    ],
+)
+def test_answers_a_breaking_pass_found_are_no_error(reply):
     assert judge(reply) is None
