@@ -45,7 +45,7 @@ HELDOUT_SEED = 20261201
 ORDINARY_HELDOUT_SEED = 20261202
 #: The seeds of the later ordinary batches' held-out draws, by batch number (each fixed once, before any training or
 #: evaluation on that batch). A later ordinary batch N lives in ``ordinary-folds-N.jsonl`` and ``ordinary-heldout-N.jsonl``.
-ORDINARY_LATER_BATCH_SEEDS = {2: 20261211, 3: 20261214}
+ORDINARY_LATER_BATCH_SEEDS = {2: 20261211, 3: 20261214, 4: 20261216}
 #: The seeds of the later batches' held-out draws, by batch number (each fixed once, before any training or
 #: evaluation on that batch). A later batch N lives in ``folds-N.jsonl`` and ``heldout-N.jsonl``.
 LATER_BATCH_SEEDS = {
@@ -150,7 +150,7 @@ def corpus_rows_load() -> tuple[list[dict], list[dict]]:
 
 
 def ordinary_batch_rows_load(number: int) -> tuple[list[dict], list[dict]]:
-    """``(folds rows, held-out rows)`` of ordinary batch ``number`` (1 to 3: :data:`ORDINARY_BATCHES`): every row a
+    """``(folds rows, held-out rows)`` of ordinary batch ``number`` (1 to 4: :data:`ORDINARY_BATCHES`): every row a
     non-error, marked ``ordinary: True`` (training weighs them ORDINARY_WEIGHT, the threshold caps their
     false-positive rate). Missing files give empty lists (a wheel without the tests). Raises IndexError for a
     batch that does not exist."""

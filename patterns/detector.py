@@ -89,7 +89,7 @@ def model_score(text: str | None) -> ModelVerdict | None:
 def model_detect(text: str | None) -> ModelVerdict | None:
     """The model's verdict when it says ``text`` is a failed LLM call (probability at or above
     the threshold in force), else None; None too when the model may not judge the reply
-    (:func:`patterns.matching.model_may_judge`: shorter than about a sentence, an answer
+    (:func:`patterns.matching.model_may_judge`: shorter than about a sentence unless the model is sure, an answer
     about errors, or a node's plain JSON output). Call it only when no pattern matched (SPEC §3.3a)."""
     model, verdict = _judged(text)
     return _where_it_may_judge(text, verdict_above_threshold(model, verdict))
@@ -97,7 +97,9 @@ def model_detect(text: str | None) -> ModelVerdict | None:
 
 def _where_it_may_judge(text: str | None, verdict: ModelVerdict | None) -> ModelVerdict | None:
     """``verdict``, or None when the model may not judge ``text`` (SPEC §3.3a)."""
-    if verdict is None or not model_may_judge(text, head_chars=settings.PATTERNS_SCAN_CHARS):
+    if verdict is None or not model_may_judge(
+        text, head_chars=settings.PATTERNS_SCAN_CHARS, probability=verdict.probability
+    ):
         return None
     return verdict
 

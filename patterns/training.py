@@ -35,6 +35,7 @@ from patterns.classifier import (
     model_text,
 )
 from patterns.corpus import family_folds
+from patterns.matching import model_may_judge
 
 
 def _rows_sorted(rows: list[dict]) -> list[dict]:
@@ -133,16 +134,28 @@ def sklearn_probabilities(fitted, texts: list[str]) -> list[float]:
     return [float(p[positive]) for p in error_model.predict_proba(matrix)]
 
 
+#: The head window the model's gate reads when training and measuring (the default ``PATTERNS_SCAN_CHARS``).
+GATE_HEAD_CHARS = 500
+
+
+def gated_probability(text: str, probability: float, *, head_chars: int = GATE_HEAD_CHARS) -> float:
+    """``probability`` (0 to 1) where production lets the model judge ``text``
+    (:func:`patterns.matching.model_may_judge`), else 0.0: a threshold is chosen on the replies
+    the model's verdict can decide, not on short answers or answers about errors it never judges."""
+    return probability if model_may_judge(text, head_chars=head_chars, probability=probability) else 0.0
+
+
 def out_of_fold_probabilities(folds: list[list[dict]], *, extra: list[dict]) -> list[tuple[dict, float, str]]:
     """Leave-source-out: for each fold, fit on the other folds plus ``extra`` and judge the fold.
-    Returns ``(row, probability, category)`` for every row of every fold."""
+    Returns ``(row, probability, category)`` for every row of every fold, the probability 0.0 where
+    the model may not judge the row (:func:`gated_probability`)."""
     judged = []
     for index, fold in enumerate(folds):
         training = [row for other, rows in enumerate(folds) if other != index for row in rows] + extra
         weights = weights_export(detector_fit(training), threshold=0.5, version="fold")
         for row in fold:
             verdict = model_judge(weights, row["text"])
-            judged.append((row, verdict.probability, verdict.category))
+            judged.append((row, gated_probability(row["text"], verdict.probability), verdict.category))
     return judged
 
 

@@ -78,7 +78,9 @@ def try_reply(text: str) -> dict:
         }
     found = judged.detection
     if found is None:
-        left_out = judged.model_score is not None and not model_may_judge(text, head_chars=settings.PATTERNS_SCAN_CHARS)
+        left_out = judged.model_score is not None and not model_may_judge(
+            text, head_chars=settings.PATTERNS_SCAN_CHARS, probability=judged.model_score
+        )
         return {
             "found": None,
             "before": text,

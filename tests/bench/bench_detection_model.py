@@ -2,7 +2,7 @@
 
 The folds rows of every batch of ``tests/data/corpus`` (``folds.jsonl``,
 ``folds-2.jsonl`` to ``folds-12.jsonl``) and the ordinary answers' folds
-(``ordinary-folds.jsonl`` to ``ordinary-folds-3.jsonl``) are grouped by family
+(``ordinary-folds.jsonl`` to ``ordinary-folds-4.jsonl``) are grouped by family
 into 5 folds together (seeded), as ``train_detector`` does; for each fold the model is trained on the other
 folds plus the older labelled sets (``tests/data``) and judges the fold. The shipped patterns are
 judged as they are. Three ways are scored: patterns alone, model alone, and
@@ -34,7 +34,7 @@ from patterns.corpus import (
 )
 from patterns.detector import default_weights_load
 from patterns.matching import model_may_judge
-from patterns.training import detector_fit, threshold_choose, weights_export
+from patterns.training import detector_fit, gated_probability, threshold_choose, weights_export
 from tests.bench.quality import HEAD_CHARS, OWN_SET_PATH, TAIL_CHARS, builtin_matcher, load_labelled, sample_path
 
 K, SEED = 5, 7
@@ -51,7 +51,9 @@ def _verdicts(rows, weights, threshold):
     for row in rows:
         found = matcher.detect(row["text"], head_chars=HEAD_CHARS, tail_chars=TAIL_CHARS)
         verdict = model_judge(weights, row["text"])
-        flagged = verdict.probability >= threshold and model_may_judge(row["text"], head_chars=HEAD_CHARS)
+        flagged = verdict.probability >= threshold and model_may_judge(
+            row["text"], head_chars=HEAD_CHARS, probability=verdict.probability
+        )
         named = matcher.name(row["text"], head_chars=HEAD_CHARS, tail_chars=TAIL_CHARS) if flagged else None
         by_model = verdict.category if flagged else None
         out.append((row, found.category if found else None, by_model, named.category if named else by_model))
@@ -111,7 +113,9 @@ def quality_tables(*, heldout: bool = True) -> str:
         training = [row for other, rows in enumerate(folds) if other != index for row in rows] + extra
         weights = weights_export(detector_fit(training), threshold=0.5, version="fold")
         fold_weights.append(weights)
-        oof += [(row, model_judge(weights, row["text"]).probability, "") for row in fold]
+        oof += [
+            (row, gated_probability(row["text"], model_judge(weights, row["text"]).probability), "") for row in fold
+        ]
     threshold = threshold_choose(oof)
     judged_folds = []
     for fold, weights in zip(folds, fold_weights, strict=True):

@@ -1667,3 +1667,8 @@ def test_short_failed_replies_a_breaking_pass_found_name_their_cause(reply, cate
 )
 def test_answers_a_breaking_pass_found_are_no_error(reply):
     assert judge(reply) is None
+
+
+@pytest.mark.parametrize("reply", ["Timeout set to 5 min.", "524 = origin timeout", "超时默认 1 秒。"])
+def test_short_ordinary_answers_that_state_a_setting_are_no_error(reply):
+    assert judge(reply) is None

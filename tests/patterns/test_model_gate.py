@@ -2,7 +2,15 @@
 
 import pytest
 
-from patterns.matching import MODEL_MIN_COLUMNS, is_plain_json_output, model_may_judge, reply_columns
+from patterns.matching import (
+    MODEL_MIN_COLUMNS,
+    MODEL_SHORT_MIN_COLUMNS,
+    MODEL_SHORT_MIN_PROBABILITY,
+    is_plain_json_output,
+    model_may_judge,
+    reply_columns,
+)
+from patterns.training import gated_probability
 
 
 def test_a_wide_character_counts_two_columns():
@@ -19,6 +27,26 @@ def test_a_reply_narrower_than_the_minimum_is_not_for_the_model(reply):
 @pytest.mark.parametrize("reply", ["x" * MODEL_MIN_COLUMNS, "令" * (MODEL_MIN_COLUMNS // 2), "  " + "y" * 40 + "  "])
 def test_a_reply_of_the_minimum_width_is_for_the_model(reply):
     assert model_may_judge(reply, head_chars=500)
+
+
+@pytest.mark.parametrize(
+    "reply", ["upstream request timeout", "服务器异常，请稍后重试", "Sorry, no response was returned."]
+)
+def test_a_short_reply_is_for_the_model_only_when_it_is_sure(reply):
+    assert model_may_judge(reply, head_chars=500, probability=MODEL_SHORT_MIN_PROBABILITY)
+    assert not model_may_judge(reply, head_chars=500, probability=MODEL_SHORT_MIN_PROBABILITY - 0.01)
+    assert not model_may_judge(reply, head_chars=500)
+
+
+@pytest.mark.parametrize("reply", ["Done.", "OK", "x" * (MODEL_SHORT_MIN_COLUMNS - 1), "已完成。"])
+def test_a_reply_narrower_than_the_short_minimum_is_never_for_the_model(reply):
+    assert not model_may_judge(reply, head_chars=500, probability=1.0)
+
+
+def test_the_threshold_is_chosen_on_the_probabilities_the_gate_lets_stand():
+    assert gated_probability("upstream request timeout", 0.95) == 0.0
+    assert gated_probability("upstream request timeout", 0.995) == 0.995
+    assert gated_probability("Error code: 429 - {'error': {'message': 'Rate limit reached'}}", 0.8) == 0.8
 
 
 def test_surrounding_white_space_does_not_count_toward_the_width():

@@ -2,7 +2,7 @@
 
 Trains on the shipped labelled corpus (``tests/data/corpus/folds.jsonl`` and the
 later batches' ``folds-2.jsonl`` to ``folds-12.jsonl``), the ordinary answers'
-folds (``ordinary-folds.jsonl``, ``ordinary-folds-2.jsonl``, ``ordinary-folds-3.jsonl``) and the older
+folds (``ordinary-folds.jsonl`` to ``ordinary-folds-4.jsonl``) and the older
 labelled sets (``tests/data/agent-replies-*.jsonl``), plus ops' marks (false
 positives, missed failures) unless ``--default``; the threshold is chosen
 leave-source-out on the corpus and ordinary folds together (pooled precision at
