@@ -119,7 +119,7 @@ BUILTINS: list[dict] = [
     _builtin(
         "stream-response-empty-zh",
         "模型流响应为空",
-        "流响应为空",
+        "regex:(?:模型)?流响应为空",
         "incomplete",
         True,
         12,
@@ -366,7 +366,7 @@ BUILTINS: list[dict] = [
     _builtin(
         "hermes-unexpected-error",
         "hermes-agent's unexpected error",
-        "i encountered an unexpected error",
+        "sorry, i encountered an unexpected error.",
         "other",
         False,
         14,
@@ -586,7 +586,7 @@ BUILTINS: list[dict] = [
     _builtin(
         "been-rate-limited",
         "You have been rate limited",
-        "regex:you(?:'ve| have) been rate[ -]limited",
+        "regex:(?:sorry, )?you(?:'ve| have) been rate[ -]limited",
         "rate_limit",
         True,
         21,
@@ -814,7 +814,7 @@ BUILTINS: list[dict] = [
     _builtin(
         "upgrade-to-continue",
         "Upgrade your plan to continue",
-        "regex:(?:please )?upgrade to pro to continue",
+        "regex:(?:please )?upgrade to pro to continue(?:[.!'\\x22]|$)",
         "quota",
         False,
         22,
@@ -877,6 +877,15 @@ BUILTINS: list[dict] = [
         "\"Model 'meta-llama/llama-3-1-70b-instruct' is not supported\": the endpoint does not serve it.",
     ),
     _builtin(
+        "no-allowed-providers",
+        "No allowed providers for the model",
+        "no allowed providers are available",
+        "model_not_found",
+        False,
+        24,
+        'OpenRouter\'s 404 "No allowed providers are available for the selected model.": the model is not served.',
+    ),
+    _builtin(
         "no-available-providers",
         "No available providers",
         "no available providers",
@@ -897,7 +906,7 @@ BUILTINS: list[dict] = [
     _builtin(
         "model-path-not-found",
         "Model path not found",
-        "regex:(?:publisher model|models/)\\S+ (?:(?:is|was) )?not found",
+        "regex:(?:publisher model|models/)\\S+ (?:(?:is|was) )?not found(?: for api| or your|[.!'\\x22]|$)",
         "model_not_found",
         False,
         24,
@@ -987,7 +996,7 @@ BUILTINS: list[dict] = [
     _builtin(
         "model-disabled",
         "Model disabled",
-        "regex:model (?:is |has been )?disabled",
+        "regex:model (?:is |has been )?disabled(?:[.!'\\x22]|$)",
         "model_not_found",
         False,
         24,
@@ -1205,7 +1214,7 @@ BUILTINS: list[dict] = [
     _builtin(
         "tokens-too-long",
         "Prompt tokens too long",
-        "prompt tokens too long",
+        "regex:prompt tokens too long(?:[.!'\\x22]|$)",
         "context_length",
         False,
         25,
@@ -1223,7 +1232,7 @@ BUILTINS: list[dict] = [
     _builtin(
         "larger-than-context-window",
         "Larger than the context window",
-        "regex:(?:the )?chat session is larger than the context",
+        "regex:(?:the )?chat session is larger than the context window!",
         "context_length",
         False,
         26,
@@ -1391,7 +1400,7 @@ BUILTINS: list[dict] = [
     _builtin(
         "token-missing",
         "Key or token missing",
-        "regex:(?:api key|token) is missing",
+        "regex:(?:api key|token) is missing(?:[.!'\\x22]|$)",
         "auth",
         False,
         28,
@@ -1528,20 +1537,20 @@ BUILTINS: list[dict] = [
     _builtin(
         "overloaded-zh",
         "系统繁忙 / 负载过高",
-        "regex:该?模型[^\\n]{0,20}?过载|过载(?:[^保]|$)",
+        "regex:该?模型[^\\n]{0,20}?过载|(?:服务器|系统)?过载",
         "overloaded",
         True,
         30,
-        "该模型目前因处理其他请求而过载, 服务器过载 (the span starts with 该模型 when it is there); not 过载保护.",
+        "该模型目前因处理其他请求而过载, 服务器过载 (the span starts with 该模型 when it is there).",
     ),
     _builtin(
         "busy-server-zh",
         "服务器繁忙",
-        "regex:(?:系统|服务器?)?繁忙(?:[^度]|$)|服务器?忙",
+        "regex:(?:系统|服务器?|当前)?繁忙|服务器?忙",
         "overloaded",
         True,
         30,
-        "服务器繁忙, 系统繁忙, 服务忙 (not 繁忙度).",
+        "服务器繁忙, 系统繁忙, 当前繁忙, 服务忙.",
     ),
     _builtin(
         "load-too-high-zh",
@@ -1697,7 +1706,7 @@ BUILTINS: list[dict] = [
     _builtin(
         "timeout-zh",
         "超时",
-        "regex:(?:请求|响应|处理|连接|调用|接口|服务器)?超时",
+        "regex:(?:请求|响应|处理|连接|调用|接口|服务器|系统)?超时",
         "timeout",
         True,
         34,
@@ -1706,7 +1715,7 @@ BUILTINS: list[dict] = [
     _builtin(
         "model-reply-timeout-zh",
         "等待模型回复超时",
-        "regex:等待模型(?:回复|响应)超时",
+        "regex:等待模型(?:回复|响应)超时(?:[，,。！]|$)",
         "timeout",
         True,
         34,
@@ -1854,7 +1863,7 @@ BUILTINS: list[dict] = [
     _builtin(
         "server-error-zh",
         "服务器错误",
-        "regex:服务器(?:内部)?错误|内部错误|服务(?:暂时)?不可用",
+        "regex:服务器(?:内部)?错误|(?:引擎|服务|系统)?内部错误|服务(?:暂时)?不可用",
         "server_error",
         True,
         38,
@@ -1872,7 +1881,7 @@ BUILTINS: list[dict] = [
     _builtin(
         "aborted-due-to-timeout",
         "Aborted due to timeout",
-        "regex:(?:the )?operation was aborted due to timeout",
+        "regex:(?:the )?operation was aborted due to timeout(?:[.!'\\x22]|$)",
         "timeout",
         True,
         12,
@@ -1944,7 +1953,7 @@ BUILTINS: list[dict] = [
     _builtin(
         "no-healthy-upstream",
         "No healthy upstream",
-        "no healthy upstream",
+        "regex:no healthy upstream(?:[.!'\\x22]|$)",
         "server_error",
         True,
         38,

@@ -236,9 +236,9 @@ LONG_PHRASE_CHARS = 30
 _LEAD = r"[^\pL\pN`\"“'>\n]{0,6}"
 #: Where a provider sentence may start: after the lead and a bare 4xx/5xx status ("429 余额不足，请充值。").
 #: Not after an article: "The quota resets at midnight." is prose; a built-in names its own "(?:the )?".
-#: The subject a Chinese provider sentence may open with before its words ("服务器过载", "引擎内部错误", "当前繁忙").
-_ZH_SUBJECT = r"(?:当前|目前|服务器?|服务端|系统|引擎|模型|接口|上游|平台|后端|网关)?"
-_SENTENCE_LEAD = _LEAD + r"(?:[45]\d\d[ :：-]+|(?:(?:非常|很)?抱歉|对不起|sorry)[，,] ?)?" + _ZH_SUBJECT
+#: A built-in names the subject a Chinese sentence opens with ("(?:引擎|服务)?内部错误"): a general subject lead
+#: made status lines ("当前额度充足。", "模型超时重试 3 次后成功。") read as messages.
+_SENTENCE_LEAD = _LEAD + r"(?:[45]\d\d[ :：-]+|(?:(?:非常|很)?抱歉|对不起)[，,] ?)?"
 #: Or after the lead, a one-word name and a colon (a model's or a tool's: "deepseek/deepseek-v4-flash: stream
 #: ended before …", "[undefined]: Insufficient Balance"), a Chinese word for a failure ("翻译中断：该模型目前…
 #: 过载") or a code it returned ("MiniMax 接口返回 1008：余额不足"), when a letter follows ("Total: 499 USD." is a
@@ -247,7 +247,6 @@ _NAMED_SENTENCE_LEAD = (
     _LEAD
     + r"(?:[\w./@\[\]-]{1,40}(?:: |：)|\p{Han}{0,8}(?:中断|失败|出错)[:：] ?"
     + r"|[\w\p{Han} .-]{0,24}?(?:返回码?|错误码|错误代码|状态码) ?\d{3,6} ?[:：] ?)"
-    + _ZH_SUBJECT
 )
 #: A bare status and a JSON body ("400 {"type":"error","error":{"message":"prompt is too long: …"}}"): the body is
 #: the error's message, where the provider's words may stand anywhere.
@@ -386,9 +385,9 @@ _TERM_HEAD = (
 #: A question heading: a question word and a few more words before the colon ("为什么改了还报错：…", "Why it still
 #: fails: …"; not a bare "Why:" nor a name such as "Why Bot:").
 _QUESTION_HEAD = r"(?:为什么|为何|为啥|怎么|怎样|如何)[^\n:：]{2,40}[:：]|(?:why|how) [^\s:：]+ [^\n:：]{1,40}[:：]"
-#: Either heading, or a Markdown heading ("### 429 Too Many Requests"), at the reply's start: the reply defines or
-#: explains an error rather than being one.
-_GLOSSARY_HEAD = r"^(?:#{1,6} |\W{0,3}(?:" + _TERM_HEAD + "|" + _QUESTION_HEAD + "))"
+#: Either heading at the reply's start: the reply defines or explains an error rather than being one. Not a Markdown
+#: heading: an app may put its error in one (CodeRabbit's "## Rate limit exceeded").
+_GLOSSARY_HEAD = r"^\W{0,3}(?:" + _TERM_HEAD + "|" + _QUESTION_HEAD + ")"
 
 #: What follows a label when the line is a glossary entry or an explanation, or says there was none
 #: ("Error message: none. All 12 tasks succeeded.", "错误：无。", '{"error": "none", "rows": 1200}').
@@ -437,11 +436,13 @@ _TAIL_OPENING = (
 _TAIL_BLOCK = r"(?m:^)" + _TAIL_LEAD + r"(?:" + _TAIL_OPENING + r")(?:[^\n]|\n[ \t{}\"\]'])*\s*\z"
 
 #: Words after a phrase that make it the subject of prose ("Rate limit exceeded errors
-#: are retried", "余额不足时…", "该模型当前访问量过大的原因是…"), or an " = " that defines it ("524 = origin timeout").
+#: are retried", "余额不足时…", "该模型当前访问量过大的原因是…"), an " = " that defines it ("524 = origin timeout"), a
+#: count ("接口超时 2 次。") or a noun the phrase names ("Invalid authentication attempts this week: 0.", "服务器过载告警…",
+#: "引擎内部错误日志已归档", "error rate").
 _CONNECTOR = (
-    r"[\s,，—–-]*(?:=\s|errors?\b|is\b|are\b|was\b|were\b|means?\b|can\b|could\b|should\b|will\b|would\b|may\b"
+    r"[\s,，—–-]*(?:=\s|\d+\s*次|errors?\b|attempts?\b|alerts?\b|logs?\b|warnings?\b|metrics?\b|rates?\b|is\b|are\b|was\b|were\b|means?\b|can\b|could\b|should\b|will\b|would\b|may\b"
     r"|might\b|happens?\b|occurs?\b|usually|typically|often|when\b|if\b|because|which\b|refers?\b|indicates?\b"
-    r"|的|时|是|通常|表示|指|意味|一般|可能|会|可以|问题|原因|情况|这|等)"
+    r"|的|时|是|通常|表示|指|意味|一般|可能|会|可以|问题|原因|情况|这|等|告警|报警|日志|提示|指标|率)"
 )
 #: Verbs of prose inside the rest of a short sentence, and of a report ("Rate limit raised to 500 RPM", "网络已恢复正常").
 _PROSE = (

@@ -1648,8 +1648,6 @@ def test_short_failed_replies_a_breaking_pass_found_name_their_cause(reply, cate
         "注意：429 Too Many Requests 响应会带 Retry-After 头，请按它等待。",
         "Example: Error code: 429 - {'error': {'message': 'Rate limit reached for gpt-4o'}} is what the SDK raises.",
         "示例：Error code: 429 - {'error': {'message': 'Rate limit reached'}} 就是 SDK 抛出的异常格式。",
-        "### 429 Too Many Requests\nOur API allows 100 requests per minute per key. Exceeding it returns this status with a `Retry-After` header.",
-        "#### 鉴权失败\n检查 API Key 是否复制完整，以及是否选对了区域。",
         "401 Unauthorized — the API key is missing or wrong. In our setup it was the staging key in prod.",
         "503 Service Unavailable — the upstream was down for 4 minutes during the deploy; nothing to fix on our side.",
         '{"error": "none", "rows_written": 1200}',
@@ -1672,3 +1670,107 @@ def test_answers_a_breaking_pass_found_are_no_error(reply):
 @pytest.mark.parametrize("reply", ["Timeout set to 5 min.", "524 = origin timeout", "超时默认 1 秒。"])
 def test_short_ordinary_answers_that_state_a_setting_are_no_error(reply):
     assert judge(reply) is None
+
+
+# --- a second breaking pass, on the rules above: status lines that open with a subject, a name or a count, phrases
+# of the new built-ins followed by prose, and failed replies whose cause the new rules must still name ------------
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "模型超时重试 3 次后成功。",
+        "服务器过载告警昨晚触发了两次。",
+        "系统繁忙时段为每天 20:00–22:00。",
+        "上游限流导致昨天有 12 个任务延迟。",
+        "模型上下文长度 128k。",
+        "接口鉴权失败 0 次。",
+        "平台额度还剩 40%。",
+        "引擎内部错误日志已归档到 S3。",
+        "后端内部错误 0 起。",
+        "网关请求超时 3 次（均在 02:00 备份期间）。",
+        "对不起，上游超时让第 4 批数据晚到了 20 分钟。",
+        "Sorry, overloaded queue metrics aren't exported to Grafana yet.",
+        "Sorry, internal server error details aren't exposed to end users by design.",
+        "Sorry, quota numbers for October are not available yet.",
+        "Sorry, rate limit details aren't in the docs I have access to.",
+        "Sorry, server error logs from last week have rotated out.",
+        "Sorry, timeout settings are per-workspace, not per-user.",
+        "Sorry, context length limits differ per model; here is the table: gpt-4o 128k, o3 200k.",
+        "Sorry, authentication failed for my test account too, so I can't reproduce your login issue from here.",
+        "Token is missing from the example request in the README; add the Authorization header.",
+        "The operation was aborted due to timeout in 2 of 400 runs; both were retried.",
+        "No healthy upstream alerts this week.",
+        "Prompt tokens too long warnings dropped to zero after the summariser change.",
+        "Upgrade to Pro to continue using the team features after the trial ends on the 14th.",
+        "Model is disabled in the router config until the eval finishes.",
+        "models/gemini-1.5-pro is not found in the v1 API, so the script now calls v1beta.",
+        "The chat session is larger than the context window in aider when you add the whole repo; use /drop.",
+        "Invalid authentication attempts this week: 0.",
+        "5-hour limit reached twice this week, both times after 3pm.",
+        "当前额度充足。",
+        "引擎过载 0 次。",
+        "目前请求超时 0 次。",
+        "I encountered an unexpected error in the test suite: test_login fails on Python 3.13 because datetime.utcnow() is deprecated. Switching to datetime.now(UTC) fixes it.",
+        "Sorry, I encountered an unexpected error while parsing your CSV at row 214 — the date column has 31/02/2024. Fix that row and I'll rerun the import.",
+        "等待模型回复超时阈值 120 秒。",
+        "Model disabled in staging: gpt-4o-mini (replaced by gpt-4.1-mini).",
+        "Insufficient account funds: 0 occurrences this month.",
+        "Cannot connect to API: 0 occurrences after the proxy fix.",
+        "No healthy upstream errors stopped after we added the second replica.",
+        "模型请求过多告警 0 条。",
+        "平台额度预警线 20%。",
+        "后端服务不可用 0 分钟。",
+        "目前限流 0 次。",
+        "接口超时 2 次。",
+        "Sorry, insufficient balance notices go to the account owner only.",
+        "Sorry, content filter decisions can't be appealed through the API.",
+        "Sorry, insufficient quota warnings went to the old billing email. I've updated the contact.",
+        "Predictions limit exceeded emails now go to billing@.",
+        "模型过载期间的请求全部排队处理，无丢失。",
+    ],
+)
+def test_answers_a_second_breaking_pass_found_are_no_error(reply):
+    assert judge(reply) is None
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [
+        ("404 No allowed providers are available for the selected model.", "model_not_found"),
+        (
+            'OpenRouter 检查失败: HTTP 404: {"error":{"message":"No allowed providers are available for the selected model.","code":404,"metadata":{"available_providers":["z-ai"],"requested_providers":["anthropic"]}}}',
+            "model_not_found",
+        ),
+        (
+            'litellm.exceptions.NotFoundError: litellm.NotFoundError: NotFoundError: OpenrouterException - {"error":{"message":"No allowed providers are available for the selected model.","code":404,"metadata":{"available_providers":["google-ai-studio","liquid","arcee-ai","stepfun","open-inference","venice","nvidia"],"requested_providers":["openai","mistral","cloudflare"]}}}',
+            "model_not_found",
+        ),
+        (
+            "Error from provider (Console): Upstream request failed: [404] No allowed providers are available for the selected model. Providers serving xiaomi/mimo-v2.5-20260422: gmicloud, deepinfra, xiaomi, parasail, streamlake, novita, but your request's provider.only preference permits only: tencent.",
+            "model_not_found",
+        ),
+        (
+            '{"error":{"message":"Error from provider: No allowed providers are available for the selected model.","code":404,"metadata":{"available_providers":["gmicloud"],"requested_providers":["siliconflow"]}}}',
+            "model_not_found",
+        ),
+        (
+            "NotFoundError: Error code: 404 - {'error': {'message': 'No allowed providers are available for the selected model.', 'code': 404, 'metadata': {'available_providers': ['deepseek', 'gmicloud', 'atlas-cloud', 'siliconflow', 'parasail', 'novita', 'together'], 'requested_providers': ['xai']}}}",
+            "model_not_found",
+        ),
+        ("Error: 404 No allowed providers are available for the selected model.", "model_not_found"),
+    ],
+)
+def test_failed_replies_a_second_breaking_pass_found_name_their_cause(reply, category):
+    assert category_of(reply) == category
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "## Rate limit exceeded\n\nPlease wait 24 minutes before requesting another review.",
+        "# Error\nRequest failed with status code 429",
+    ],
+)
+def test_a_markdown_heading_does_not_hide_an_app_s_error(reply):
+    assert not about_errors(reply, head_chars=500)
