@@ -241,11 +241,11 @@ _LEAD = r"[^\pL\pN`\"“'>\n]{0,6}"
 _SENTENCE_LEAD = _LEAD + r"(?:[45]\d\d[ :：-]+|(?:(?:非常|很)?抱歉|对不起)[，,] ?)?"
 #: Or after the lead, a one-word name and a colon (a model's or a tool's: "deepseek/deepseek-v4-flash: stream
 #: ended before …", "[undefined]: Insufficient Balance"), a Chinese word for a failure ("翻译中断：该模型目前…
-#: 过载") or a code it returned ("MiniMax 接口返回 1008：余额不足"), when a letter follows ("Total: 499 USD." is a
+#: 过载", "会话处理异常:You didn't provide an API key.") or a code it returned ("MiniMax 接口返回 1008：余额不足"), when a letter follows ("Total: 499 USD." is a
 #: figure). The sentence must still go on the way provider messages go on (:func:`sentence_goes_on`): "Summary: rate limit exceeded twice today, both retried" is a report.
 _NAMED_SENTENCE_LEAD = (
     _LEAD
-    + r"(?:[\w./@\[\]-]{1,40}(?:: |：)|\p{Han}{0,8}(?:中断|失败|出错)[:：] ?"
+    + r"(?:[\w./@\[\]-]{1,40}(?:: |：)|\p{Han}{0,8}(?:中断|失败|出错|异常)[:：] ?"
     + r"|[\w\p{Han} .-]{0,24}?(?:返回码?|错误码|错误代码|状态码) ?\d{3,6} ?[:：] ?)"
 )
 #: A bare status and a JSON body ("400 {"type":"error","error":{"message":"prompt is too long: …"}}"): the body is

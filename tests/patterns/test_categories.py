@@ -1774,3 +1774,39 @@ def test_failed_replies_a_second_breaking_pass_found_name_their_cause(reply, cat
 )
 def test_a_markdown_heading_does_not_hide_an_app_s_error(reply):
     assert not about_errors(reply, head_chars=500)
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [
+        ("服务内部未知错误，请稍后重试", "server_error"),
+        ("请求频率过高，请稍后重试", "rate_limit"),
+        (
+            "There was an error generating a response\nSomething went wrong. If this issue persists please contact us through our help center at help.openai.com.",
+            "other",
+        ),
+        (
+            "Root cause: BadRequestError: Error code: 400 - {'error': {'message': \"Invalid prompt: we've limited access to this content for safety reasons.\", 'type': 'invalid_request_error'}}",
+            "content_filter",
+        ),
+        ("LLM response was truncated before it produced valid review JSON", "incomplete"),
+        ("Unknown error occurred", "other"),
+        ("Could not get a reply from API. Check your connection settings / API key and try again.", "other"),
+        (
+            "Endpoint error: FetchError: invalid json response body at http://127.0.0.1:5000/api/v1/generate reason: Unexpected end of JSON input",
+            "incomplete",
+        ),
+        ("授权错误：该appId没有相关功能的授权或者业务量超过限制", "auth"),
+        ("回复内容为空", "incomplete"),
+        (
+            "会话处理异常:You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth.",
+            "auth",
+        ),
+        (
+            "生成失败：'number of input tokens (167594) has exceeded max_prompt_tokens (163840) limit.'",
+            "context_length",
+        ),
+    ],
+)
+def test_replies_of_the_thirteenth_batch_s_wordings_name_their_cause(reply, category):
+    assert category_of(reply) == category
