@@ -61,6 +61,7 @@ LATER_BATCH_SEEDS = {
     11: 20261213,
     12: 20261215,
     13: 20261217,
+    14: 20261218,
 }
 #: Share of rows (drawn as whole families) in the held-out part.
 HELDOUT_SHARE = 0.25
@@ -139,7 +140,7 @@ def labelled_rows_load(path: Path) -> list[dict]:
 
 
 def batch_rows_load(number: int) -> tuple[list[dict], list[dict]]:
-    """``(folds rows, held-out rows)`` of batch ``number`` (1 to 13: :data:`BATCHES`) of the
+    """``(folds rows, held-out rows)`` of batch ``number`` (1 to 14: :data:`BATCHES`) of the
     corpus (SPEC §3.3a). Missing files give empty lists (a wheel without the tests).
     Raises IndexError for a batch that does not exist."""
     return BATCHES[number - 1].rows_load()

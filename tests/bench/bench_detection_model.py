@@ -1,14 +1,14 @@
 """The second signal, leave-source-out (SPEC §3.3a).
 
 The folds rows of every batch of ``tests/data/corpus`` (``folds.jsonl``,
-``folds-2.jsonl`` to ``folds-13.jsonl``) and the ordinary answers' folds
+``folds-2.jsonl`` to ``folds-14.jsonl``) and the ordinary answers' folds
 (``ordinary-folds.jsonl`` to ``ordinary-folds-4.jsonl``) are grouped by family
 into 5 folds together (seeded), as ``train_detector`` does; for each fold the model is trained on the other
 folds plus the older labelled sets (``tests/data``) and judges the fold. The shipped patterns are
 judged as they are. Three ways are scored: patterns alone, model alone, and
 both (patterns first, the model on replies no pattern matched), pooled over
 the folds (and per batch) and on the frozen held-out parts — each batch's
-("held-out 1" to "held-out 13") and all pooled — judged by the shipped default
+("held-out 1" to "held-out 14") and all pooled — judged by the shipped default
 model, which is trained on all folds and the older sets, never on held-out.
 The ordinary answers (non-errors only) get their own table: the share of them
 each way flags (the false-positive rate production sees, since nearly every

@@ -1,7 +1,7 @@
 """``manage.py train_detector [--default] [--output PATH] [--no-store]``: train the detection model (SPEC §3.3a).
 
 Trains on the shipped labelled corpus (``tests/data/corpus/folds.jsonl`` and the
-later batches' ``folds-2.jsonl`` to ``folds-13.jsonl``), the ordinary answers'
+later batches' ``folds-2.jsonl`` to ``folds-14.jsonl``), the ordinary answers'
 folds (``ordinary-folds.jsonl`` to ``ordinary-folds-4.jsonl``) and the older
 labelled sets (``tests/data/agent-replies-*.jsonl``), plus ops' marks (false
 positives, missed failures) unless ``--default``; the threshold is chosen
