@@ -234,11 +234,12 @@ LONG_PHRASE_CHARS = 30
 #: A few leading symbols (emoji, brackets, bullets, bold marks) but no quote,
 #: backtick or blockquote: a quoted or fenced error is an answer about an error.
 _LEAD = r"[^\pL\pN`\"“'>\n]{0,6}"
-#: Where a provider sentence may start: after the lead and a bare 4xx/5xx status ("429 余额不足，请充值。").
+#: Where a provider sentence may start: after the lead and a bare 4xx/5xx status ("429 余额不足，请充值。", "403 — Key
+#: limit exceeded").
 #: Not after an article: "The quota resets at midnight." is prose; a built-in names its own "(?:the )?".
 #: A built-in names the subject a Chinese sentence opens with ("(?:引擎|服务)?内部错误"): a general subject lead
 #: made status lines ("当前额度充足。", "模型超时重试 3 次后成功。") read as messages.
-_SENTENCE_LEAD = _LEAD + r"(?:[45]\d\d[ :：-]+|(?:(?:非常|很)?抱歉|对不起)[，,] ?)?"
+_SENTENCE_LEAD = _LEAD + r"(?:[45]\d\d[ :：—–-]+|(?:(?:非常|很)?抱歉|对不起)[，,] ?)?"
 #: Or after the lead, a one-word name and a colon (a model's or a tool's: "deepseek/deepseek-v4-flash: stream
 #: ended before …", "[undefined]: Insufficient Balance"), a Chinese word for a failure ("翻译中断：该模型目前…
 #: 过载", "会话处理异常:You didn't provide an API key.") or a code it returned ("MiniMax 接口返回 1008：余额不足"), when a letter follows ("Total: 499 USD." is a
@@ -414,6 +415,10 @@ _DESCRIBES = r"\s*(?-i:the) [a-z0-9][\w'’-]*(?: [\w`'’.,()-]+){0,6}? (?:is|a
 #: the API key is missing or wrong.", "503 Service Unavailable — the upstream was down for 4 minutes"), however short.
 #: A provider's message after a dash reports or tells what to do ("… — Invalid request: …", "… – check your API key").
 _DASH_DESCRIBES = r"\s?(?:—|——)" + _DESCRIBES
+
+#: A reply that opens with a condition ("如果获取失败，请稍后再试", "If the request failed: …") gives advice about a
+#: failure; its "…失败，" is no error's label.
+_CONDITIONAL = r"\W{0,3}(?:如果|若是?|假如|要是|一旦|万一|if )"
 
 #: An answer's closing remark on an error it reported ("HTTP 429: explained, no bug in Cline.", "HTTP 500: one
 #: occurrence, retried fine", "HTTP 401: key problem, not a robin problem."): an error block or a last paragraph
@@ -619,6 +624,7 @@ _EXPLAINS_RE = _vocabulary(_EXPLAINS)
 _TAIL_COMMENT_RE = _vocabulary(_TAIL_COMMENT)
 _DESCRIBES_RE = _vocabulary(_DESCRIBES)
 _DASH_DESCRIBES_RE = _vocabulary(_DASH_DESCRIBES)
+_CONDITIONAL_RE = _vocabulary(_CONDITIONAL)
 #: A CamelCase name (an exception's class or a provider's error code) before a colon, case-sensitive:
 #: RateLimitError, APIError, ModelNotReadyException, InternalError.Algo.DataInspectionFailed.
 _CLASS_NAME_END_RE = re.compile(r"(?:[a-z][A-Z]|[A-Z]{2}[a-z])\w*\W*$")
@@ -789,6 +795,7 @@ def error_regions(text: str, *, head_chars: int, tail_chars: int) -> list[Region
             and _EXPLAINS_RE.search(text[opening.end() : opening.end() + OPENING_REACH]) is None
             and not _label_describes(text, 0, min_chars=DESCRIPTION_MIN_CHARS)
             and _DASH_DESCRIBES_RE.match(text, opening.end() - 2) is None
+            and _CONDITIONAL_RE.match(text) is None
         ):
             end = min(head_end, opening.end() + OPENING_REACH)
             body_end = json_body_end(text, opening.end(), limit=reach)

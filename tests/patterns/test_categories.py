@@ -1810,3 +1810,54 @@ def test_a_markdown_heading_does_not_hide_an_app_s_error(reply):
 )
 def test_replies_of_the_thirteenth_batch_s_wordings_name_their_cause(reply, category):
     assert category_of(reply) == category
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [
+        ("We're currently processing too many requests. Please try again later.", "overloaded"),
+        ("[Gemini] Translation error: PROHIBITED_CONTENT: PROHIBITED_CONTENT", "content_filter"),
+        ("unable to allocate CPU buffer", "server_error"),
+        (
+            "BadRequestError: Error code: 400 - {'error': {'message': \"input data may contain inappropiate content.\", 'type': 'invalid_request_error'}}",
+            "content_filter",
+        ),
+        (
+            "Our website is currently under maintenance.\n\nWe apologize for the inconvenience, we will be back shortly.",
+            "server_error",
+        ),
+        (
+            "Too many failed attempts to upstream providers, see https://ngrok.com/docs/ai-gateway/guides/debugging for more information.",
+            "server_error",
+        ),
+        ("The system is currently experiencing high demand and cannot process your request.", "overloaded"),
+        (
+            'Continue Autocomplete Error: HTTP 500 Internal Server Error from https://gw.example/v1/chat/completions {"error":{"message":"field messages is required"}}',
+            "other",
+        ),
+        ("403 — Key limit exceeded (total limit)", "quota"),
+        (
+            '请求异常：{\n  "error": {\n    "message": "Your request to GET /dashboard/billing/credit_grants must be made with a session key (that is, it can only be made from the browser)."\n  }\n}',
+            "auth",
+        ),
+        ("获取文章摘要失败，请稍后再试。", "other"),
+        ("远程服务器返回了错误的 HTTP 响应码：400。", "other"),
+        (
+            "Error communicating with OpenAI: ('Connection aborted.', ConnectionResetError(10054, 'An existing connection was forcibly closed by the remote host'))",
+            "network",
+        ),
+    ],
+)
+def test_replies_of_the_fourteenth_batch_s_wordings_name_their_cause(reply, category):
+    assert category_of(reply) == category
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "如果获取失败，请稍后再试，或者检查网络。",
+        "The service is under maintenance every Sunday 02:00–03:00 UTC; plan batch jobs around it.",
+    ],
+)
+def test_advice_in_the_fourteenth_batch_s_words_is_no_error(reply):
+    assert judge(reply) is None
