@@ -110,7 +110,7 @@ BUILTINS: list[dict] = [
     _builtin(
         "produced-no-output",
         "Produced no output",
-        "regex:(?:\\w+ )?produced no output",
+        "regex:(?:codex|model|llm|agent) produced no output",
         "incomplete",
         False,
         12,
@@ -119,7 +119,7 @@ BUILTINS: list[dict] = [
     _builtin(
         "empty-reply-zh",
         "回复内容为空",
-        "regex:(?:回复|返回|响应)(?:内容|结果)?为空",
+        "regex:(?:回复|返回|响应)(?:内容|结果)?为空(?:[。！!，,]|$)",
         "incomplete",
         False,
         12,
@@ -161,6 +161,15 @@ BUILTINS: list[dict] = [
         40,
         'A stream that ended early ("stream disconnected before completion"); after the specific causes: the cause'
         " that follows it names the category.",
+    ),
+    _builtin(
+        "premature-close",
+        "Premature close",
+        "regex:premature close|err_stream_premature_close",
+        "incomplete",
+        False,
+        40,
+        'node-fetch\'s "Error: Premature close": the stream ended early.',
     ),
     _builtin(
         "empty-content",
@@ -384,7 +393,7 @@ BUILTINS: list[dict] = [
     _builtin(
         "field-is-required",
         "Required field missing",
-        "regex:field \\w+ is required",
+        "regex:field \\w+ is required(?: \\(request id|[.!'\\x22]|$)",
         "other",
         False,
         25,
@@ -440,7 +449,7 @@ BUILTINS: list[dict] = [
     _builtin(
         "nsfw-detected",
         "NSFW content detected",
-        "nsfw content was detected",
+        "nsfw content was detected in one or more",
         "content_filter",
         False,
         20,
@@ -794,6 +803,15 @@ BUILTINS: list[dict] = [
         '"has either used all available credits or reached its monthly spending limit", "You\'ve hit your monthly spend limit", Workers AI\'s "daily free allocation".',
     ),
     _builtin(
+        "out-of-extra-usage",
+        "Out of extra usage",
+        "regex:you're out of (?:extra )?usage",
+        "quota",
+        False,
+        22,
+        "Claude Code's \"You're out of extra usage\": the plan's allowance is spent.",
+    ),
+    _builtin(
         "key-limit-exceeded",
         "Key limit exceeded",
         "key limit exceeded",
@@ -1032,7 +1050,7 @@ BUILTINS: list[dict] = [
     _builtin(
         "no-channel-zh",
         "分组下模型无可用渠道",
-        "regex:分组 ?\\S+ ?下模型 ?\\S+ ?无可用渠道",
+        "regex:(?:当前)?分组 ?\\S+ ?下(?:对于)?模型 ?\\S+ ?无可用渠道",
         "model_not_found",
         False,
         24,
@@ -1046,6 +1064,15 @@ BUILTINS: list[dict] = [
         False,
         24,
         "模型不存在, 无可用渠道.",
+    ),
+    _builtin(
+        "no-channels-ru",
+        "Нет доступных каналов",
+        "нет доступных каналов",
+        "model_not_found",
+        False,
+        24,
+        'one-api\'s Russian "Нет доступных каналов" (无可用渠道): the model is not served.',
     ),
     _builtin(
         "deployment-not-found",
@@ -1417,7 +1444,7 @@ BUILTINS: list[dict] = [
     _builtin(
         "no-license-zh",
         "没有授权",
-        "regex:没有[^\\n，,。]{0,8}授权|未获授权",
+        "regex:没有相关(?:功能|服务|业务)的授权",
         "auth",
         False,
         28,
@@ -1608,7 +1635,7 @@ BUILTINS: list[dict] = [
     _builtin(
         "experiencing-high-demand",
         "Experiencing high demand",
-        "regex:(?:the )?(?:system|service|server) is (?:currently )?experiencing high",
+        "regex:(?:the )?(?:system|service|server) is (?:currently )?experiencing high (?:demand|load)",
         "overloaded",
         True,
         21,
@@ -1617,7 +1644,7 @@ BUILTINS: list[dict] = [
     _builtin(
         "queue-position",
         "Queue position",
-        "regex:your queue position is \\d+|目前排在第 ?\\d+ ?位",
+        "regex:too many current requests|目前排在第 ?\\d+ ?位",
         "overloaded",
         True,
         20,
@@ -1839,6 +1866,15 @@ BUILTINS: list[dict] = [
         '"Request timed out", ReadTimeout, DEADLINE_EXCEEDED, "exceeded the configured timeout".',
     ),
     _builtin(
+        "gateway-timeout",
+        "Gateway Timeout",
+        "regex:gateway time-?out",
+        "timeout",
+        True,
+        34,
+        'A bare "Gateway Timeout" (a 504\'s reason phrase).',
+    ),
+    _builtin(
         "timeout-zh",
         "超时",
         "regex:(?:请求|响应|处理|连接|调用|接口|服务器|系统)?超时",
@@ -1998,7 +2034,7 @@ BUILTINS: list[dict] = [
     _builtin(
         "under-maintenance",
         "Under maintenance",
-        "regex:(?:our |the )?(?:website|service|api|server|site) is (?:currently under maintenance|under maintenance[.!])",
+        "regex:(?:our |the )?(?:website|service|api|server|site) is (?:currently )?under maintenance[.!]",
         "server_error",
         True,
         38,
@@ -2007,7 +2043,7 @@ BUILTINS: list[dict] = [
     _builtin(
         "upstream-attempts-failed",
         "Upstream attempts failed",
-        "too many failed attempts to upstream",
+        "regex:too many failed attempts to upstream providers(?:[,.]|$)",
         "server_error",
         True,
         37,
@@ -2032,6 +2068,15 @@ BUILTINS: list[dict] = [
         'LM Studio\'s "The model has crashed": the local model process died.',
     ),
     _builtin(
+        "error-running-model",
+        "Error while running the model",
+        "error was encountered while running the model",
+        "server_error",
+        True,
+        35,
+        'Ollama\'s "an error was encountered while running the model": the model crashed.',
+    ),
+    _builtin(
         "server-error-zh",
         "服务器错误",
         "regex:服务器(?:内部)?错误|(?:引擎|服务|系统)?内部(?:未知)?错误|服务(?:暂时)?不可用",
@@ -2043,7 +2088,7 @@ BUILTINS: list[dict] = [
     _builtin(
         "model-currently-unavailable",
         "Model currently unavailable",
-        "regex:(?:the )?model is currently unavailable",
+        "regex:(?:the )?model is currently unavailable(?:[.!]|$)",
         "server_error",
         True,
         38,
@@ -2131,6 +2176,15 @@ BUILTINS: list[dict] = [
         'Bun\'s fetch: "The socket connection was closed unexpectedly."',
     ),
     _builtin(
+        "unexpected-eof",
+        "Unexpected EOF",
+        "regex:unexpected eof\\b",
+        "network",
+        True,
+        36,
+        'Go\'s "unexpected EOF": the connection broke mid-response.',
+    ),
+    _builtin(
         "no-healthy-upstream",
         "No healthy upstream",
         "regex:no healthy upstream(?:[.!'\\x22]|$)",
@@ -2202,7 +2256,7 @@ BUILTINS: list[dict] = [
     _builtin(
         "error-generating-response",
         "Error generating a response",
-        "there was an error generating a response",
+        "regex:there was an error generating a response(?:[.!\\n]|$)",
         "other",
         False,
         90,

@@ -29,7 +29,7 @@ HELDOUT_PATH = CORPUS_DIR / "heldout.jsonl"
 #: Ordinary answers (what nearly every production reply is): non-errors only, split the same way.
 ORDINARY_FOLDS_PATH = CORPUS_DIR / "ordinary-folds.jsonl"
 ORDINARY_HELDOUT_PATH = CORPUS_DIR / "ordinary-heldout.jsonl"
-#: The older labelled sets and the failed replies two breaking passes found the detector missing or naming wrong (real
+#: The older labelled sets and the failed replies three breaking passes found the detector missing or naming wrong (real
 #: texts from public threads; the passes' constructed answers are pattern tests, not training rows: as training rows
 #: they lowered the folds' leave-source-out recall from 0.955 to 0.921), used as extra training rows (never as
 #: evaluation folds).

@@ -377,10 +377,11 @@ _QUOTE_START = r"^[^\n]{0,60}?" + _QUOTE_MARK
 
 #: A heading that opens a glossary or reference entry ("Glossary entry — `Error code: 429 …`", "Term: …",
 #: "术语解释 —— …", "名词解释：…", "额度说明：…", "限流说明：…"), a diagnosis or a note ("Diagnosis: …",
-#: "Note: …", "Example: …", "诊断：…", "排查结果：…", "注意：…", "示例：…") or a translation ("Translation: …", "以下是中文翻译：…").
+#: "Note: …", "Example: …", "诊断：…", "排查结果：…", "注意：…", "示例：…") or a translation ("Translation: …", "以下是中文翻译：…",
+#: a locale's string: "zh-CN: 加载评论失败，请稍后再试").
 _TERM_HEAD = (
     r"(?:glossary(?: entry)?|terms?|definitions?|explanation|术语(?:解释)?|名词解释|释义|词条|\p{Han}{1,6}说明"
-    r"|diagnosis|note|example|heads-up|translation|(?:以下是)?\p{Han}{0,4}(?:翻译|译文)(?:结果|如下)?"
+    r"|diagnosis|note|example|heads-up|translation|(?:zh|en|ja|ko|fr|de|es|ru|pt|it)(?:[-_][a-z]{2,4})?|(?:以下是)?\p{Han}{0,4}(?:翻译|译文)(?:结果|如下)?"
     r"|诊断|排查结果|注意|示例)\s*[:：—–-]"
 )
 #: A question heading: a question word and a few more words before the colon ("为什么改了还报错：…", "Why it still
@@ -402,7 +403,7 @@ _DEFINITION = (
 #: messages explain how to go on, not what they mean. Chosen on the folds: no failed reply there carries one.
 _EXPLAINS = (
     r"\b(?:means?|meaning|does not (?:always )?mean|do not treat|actually|root cause|the real (?:error|cause))\b"
-    r"|这不是|而是|表示|意味着|一般有|一般是|并不是|真正的|的原因是|根本原因"
+    r"|这不是|而是|表示|意味着|一般有|一般是|并不是|真正的|的原因是|根本原因|\s→\s|——\s*(?:这是|已改为|改为|译为)"
 )
 
 #: A label's message that describes rather than reports: a lowercase "the" and a verb of being or duty within a
@@ -443,9 +444,9 @@ _TAIL_BLOCK = r"(?m:^)" + _TAIL_LEAD + r"(?:" + _TAIL_OPENING + r")(?:[^\n]|\n[ 
 #: Words after a phrase that make it the subject of prose ("Rate limit exceeded errors
 #: are retried", "余额不足时…", "该模型当前访问量过大的原因是…"), an " = " that defines it ("524 = origin timeout"), a
 #: count ("接口超时 2 次。") or a noun the phrase names ("Invalid authentication attempts this week: 0.", "服务器过载告警…",
-#: "引擎内部错误日志已归档", "error rate").
+#: "引擎内部错误日志已归档", "error rate"), or an arrow that maps it ("提交失败，请稍后再试 → Submission failed").
 _CONNECTOR = (
-    r"[\s,，—–-]*(?:=\s|\d+\s*次|errors?\b|attempts?\b|alerts?\b|logs?\b|warnings?\b|metrics?\b|rates?\b|is\b|are\b|was\b|were\b|means?\b|can\b|could\b|should\b|will\b|would\b|may\b"
+    r"[\s,，—–-]*(?:=\s|→|->|=>|\d+\s*次|errors?\b|attempts?\b|alerts?\b|logs?\b|warnings?\b|metrics?\b|rates?\b|is\b|are\b|was\b|were\b|means?\b|can\b|could\b|should\b|will\b|would\b|may\b"
     r"|might\b|happens?\b|occurs?\b|usually|typically|often|when\b|if\b|because|which\b|refers?\b|indicates?\b"
     r"|的|时|是|通常|表示|指|意味|一般|可能|会|可以|问题|原因|情况|这|等|告警|报警|日志|提示|指标|率)"
 )
@@ -1037,7 +1038,7 @@ def in_figure(text: str, span: tuple[int, int]) -> bool:
     """True when ``text[span]`` is three digits that belong to a figure, not a status code (pure; SPEC §3.3):
     part of a larger number or an amount ("1,429,000", "19.429", "$429", "€503"), a percentage ("429%"), a
     number in a list of numbers ("rows 44, 529, 1003"), a value after "=" ("n = 502"), a phone number
-    ("400-820-8820") or a compound word ("the 503-page manual")."""
+    ("400-820-8820"), a compound word ("the 503-page manual") or a port after a host ("ollama.com:443/")."""
     start, end = span
     if end - start != 3 or not text[start:end].isdigit():
         return False
@@ -1047,6 +1048,8 @@ def in_figure(text: str, span: tuple[int, int]) -> bool:
     if len(before) == 3 and before[0].isdigit() and before[1:] == ", ":
         return True
     if before[-1:] == "-" and before[-2:-1].isdigit():
+        return True
+    if before[-1:] == ":" and before[-2:-1].isalnum() and after[:1] in ("/", '"', ""):
         return True
     return (
         after[:1] == "%"

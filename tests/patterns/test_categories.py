@@ -1861,3 +1861,64 @@ def test_replies_of_the_fourteenth_batch_s_wordings_name_their_cause(reply, cate
 )
 def test_advice_in_the_fourteenth_batch_s_words_is_no_error(reply):
     assert judge(reply) is None
+
+
+# --- a third breaking pass, on the built-ins of batches 13 and 14: their phrases in reports, code reviews and
+# translations, and short or wrapped failed replies ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "The service is experiencing high latency in eu-west-1; I've paged the on-call.",
+        "The server is experiencing high memory usage after the deploy; rolling back.",
+        "The system is currently experiencing high traffic from the launch, but p95 latency is still under 300 ms.",
+        "shellcheck produced no output.",
+        "Lint produced no output.",
+        "Stderr produced no output.",
+        "没有管理员授权。",
+        "没有写入授权",
+        "The API is currently under maintenance, so I scheduled the export for 03:00.",
+        "The site is currently under maintenance until 14:00 UTC, per status.example.com; the sync will resume after that.",
+        "Our API is currently under maintenance window 02:00–04:00 UTC on Sundays; I've added it to the runbook.",
+        "Field title is required in the schema but optional in the TypeScript type.",
+        "field user_id is required on PATCH but not on PUT — worth aligning.",
+        "zh-CN: 加载评论失败，请稍后再试",
+        "提交失败，请稍后再试 → Submission failed, please try again later.",
+        "获取用户列表失败，请稍后重试 —— 已改为「加载成员列表失败，请稍后重试」。",
+        "获取验证码失败，请稍后再试 —— 这是短信服务商限流时前端显示的提示文案。",
+        "Too many failed attempts to upstream providers were logged on Tuesday.",
+        "The model is currently unavailable in the EU region, so I routed the job to us-east-1 and it finished.",
+        "There was an error generating a response in 3 of 200 eval samples; I excluded them from the score.",
+        "返回结果为空 ✅（符合预期：该用户没有订单）",
+        "NSFW content was detected in 0 of 312 images.",
+        "Your queue position is 12 — about 4 minutes at the current render rate.",
+        "Prohibited content: none found in the 40 uploaded images.",
+        "Here are the Chinese strings:\ncomments.loadError: 加载评论失败，请稍后再试\ncomments.empty: 暂无评论",
+        "远程服务器返回了错误的 HTTP 响应码：404，因为词条链接拼错了，已改正。",
+    ],
+)
+def test_answers_a_third_breaking_pass_found_are_no_error(reply):
+    assert judge(reply) is None
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [
+        ("Error: Premature close", "incomplete"),
+        ("Gateway Timeout", "timeout"),
+        ("当前分组 default 下对于模型 gpt-3.5-turbo-16k 无可用渠道", "model_not_found"),
+        ('{"error":"Post \\"https://ollama.com:443/v1/chat/completions?ts=1775218167\\": unexpected EOF"}', "network"),
+        ('API Error: {"error":"an error was encountered while running the model: unexpected EOF"}', "server_error"),
+        (
+            "You're out of extra usage · resets 4am (America/Denver)\n/upgrade or /extra-usage to finish what you’re working on.",
+            "quota",
+        ),
+        (
+            '{\n  "error": {\n    "message": "Нет доступных каналов для модели default в текущей группе gpt-4",\n    "type": "one_api_error"\n  }\n}',
+            "model_not_found",
+        ),
+    ],
+)
+def test_failed_replies_a_third_breaking_pass_found_name_their_cause(reply, category):
+    assert category_of(reply) == category
