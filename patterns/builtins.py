@@ -18,6 +18,11 @@ from __future__ import annotations
 
 from patterns.matching import NON_EMPTY_VALUE
 
+#: Where a phrase that could also start prose must end to be the whole message: a stop, a closing quote (the
+#: message inside a JSON string) or the reply's end ("no healthy upstream", not "No healthy upstream alerts this
+#: week.").
+ENDS_HERE = r"(?:[.!'\x22]|$)"
+
 
 def _builtin(key, name, pattern, category, retryable, priority, description):
     return {
@@ -895,7 +900,7 @@ BUILTINS: list[dict] = [
     _builtin(
         "upgrade-to-continue",
         "Upgrade your plan to continue",
-        "regex:(?:please )?upgrade to pro to continue(?:[.!'\\x22]|$)",
+        "regex:(?:please )?upgrade to pro to continue" + ENDS_HERE,
         "quota",
         False,
         22,
@@ -1095,7 +1100,7 @@ BUILTINS: list[dict] = [
     _builtin(
         "model-disabled",
         "Model disabled",
-        "regex:model (?:is |has been )?disabled(?:[.!'\\x22]|$)",
+        "regex:model (?:is |has been )?disabled" + ENDS_HERE,
         "model_not_found",
         False,
         24,
@@ -1322,7 +1327,7 @@ BUILTINS: list[dict] = [
     _builtin(
         "tokens-too-long",
         "Prompt tokens too long",
-        "regex:prompt tokens too long(?:[.!'\\x22]|$)",
+        "regex:prompt tokens too long" + ENDS_HERE,
         "context_length",
         False,
         25,
@@ -1517,7 +1522,7 @@ BUILTINS: list[dict] = [
     _builtin(
         "token-missing",
         "Key or token missing",
-        "regex:(?:api key|token) is missing(?:[.!'\\x22]|$)",
+        "regex:(?:api key|token) is missing" + ENDS_HERE,
         "auth",
         False,
         28,
@@ -2106,7 +2111,7 @@ BUILTINS: list[dict] = [
     _builtin(
         "aborted-due-to-timeout",
         "Aborted due to timeout",
-        "regex:(?:the )?operation was aborted due to timeout(?:[.!'\\x22]|$)",
+        "regex:(?:the )?operation was aborted due to timeout" + ENDS_HERE,
         "timeout",
         True,
         12,
@@ -2187,7 +2192,7 @@ BUILTINS: list[dict] = [
     _builtin(
         "no-healthy-upstream",
         "No healthy upstream",
-        "regex:no healthy upstream(?:[.!'\\x22]|$)",
+        "regex:no healthy upstream" + ENDS_HERE,
         "server_error",
         True,
         38,

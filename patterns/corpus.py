@@ -140,7 +140,7 @@ def labelled_rows_load(path: Path) -> list[dict]:
 
 
 def batch_rows_load(number: int) -> tuple[list[dict], list[dict]]:
-    """``(folds rows, held-out rows)`` of batch ``number`` (1 to 14: :data:`BATCHES`) of the
+    """``(folds rows, held-out rows)`` of batch ``number`` (1 to ``len(BATCHES)``: :data:`BATCHES`) of the
     corpus (SPEC §3.3a). Missing files give empty lists (a wheel without the tests).
     Raises IndexError for a batch that does not exist."""
     return BATCHES[number - 1].rows_load()
@@ -152,7 +152,7 @@ def corpus_rows_load() -> tuple[list[dict], list[dict]]:
 
 
 def ordinary_batch_rows_load(number: int) -> tuple[list[dict], list[dict]]:
-    """``(folds rows, held-out rows)`` of ordinary batch ``number`` (1 to 4: :data:`ORDINARY_BATCHES`): every row a
+    """``(folds rows, held-out rows)`` of ordinary batch ``number`` (1 to ``len(ORDINARY_BATCHES)``): every row a
     non-error, marked ``ordinary: True`` (training weighs them ORDINARY_WEIGHT, the threshold caps their
     false-positive rate). Missing files give empty lists (a wheel without the tests). Raises IndexError for a
     batch that does not exist."""

@@ -795,6 +795,7 @@ def error_regions(text: str, *, head_chars: int, tail_chars: int) -> list[Region
             and (_LOG_START_RE.match(head) is None or log_lines_only(text))
             and _EXPLAINS_RE.search(text[opening.end() : opening.end() + OPENING_REACH]) is None
             and not _label_describes(text, 0, min_chars=DESCRIPTION_MIN_CHARS)
+            # The opening may end on the dash itself ("401 Unauthorized —"): look from just before it.
             and _DASH_DESCRIBES_RE.match(text, opening.end() - 2) is None
             and _CONDITIONAL_RE.match(text) is None
         ):

@@ -145,14 +145,27 @@ def gated_probability(text: str, probability: float, *, head_chars: int = GATE_H
     return probability if model_may_judge(text, head_chars=head_chars, probability=probability) else 0.0
 
 
-def out_of_fold_probabilities(folds: list[list[dict]], *, extra: list[dict]) -> list[tuple[dict, float, str]]:
-    """Leave-source-out: for each fold, fit on the other folds plus ``extra`` and judge the fold.
-    Returns ``(row, probability, category)`` for every row of every fold, the probability 0.0 where
-    the model may not judge the row (:func:`gated_probability`)."""
+def fold_weights_fit(folds: list[list[dict]], *, extra: list[dict]) -> list[dict]:
+    """Leave-source-out: for each fold, the weights (:func:`weights_export`, threshold 0.5) fitted on
+    the other folds plus ``extra``, in the folds' order."""
+    return [
+        weights_export(
+            detector_fit([row for other, rows in enumerate(folds) if other != index for row in rows] + extra),
+            threshold=0.5,
+            version="fold",
+        )
+        for index in range(len(folds))
+    ]
+
+
+def out_of_fold_probabilities(
+    folds: list[list[dict]], *, extra: list[dict], fold_weights: list[dict] | None = None
+) -> list[tuple[dict, float, str]]:
+    """Leave-source-out: each fold judged by the weights fitted without it (``fold_weights`` when the
+    caller has them, else :func:`fold_weights_fit`). Returns ``(row, probability, category)`` for every
+    row of every fold, the probability 0.0 where the model may not judge the row (:func:`gated_probability`)."""
     judged = []
-    for index, fold in enumerate(folds):
-        training = [row for other, rows in enumerate(folds) if other != index for row in rows] + extra
-        weights = weights_export(detector_fit(training), threshold=0.5, version="fold")
+    for fold, weights in zip(folds, fold_weights or fold_weights_fit(folds, extra=extra), strict=True):
         for row in fold:
             verdict = model_judge(weights, row["text"])
             judged.append((row, gated_probability(row["text"], verdict.probability), verdict.category))

@@ -1,14 +1,14 @@
 """The second signal, leave-source-out (SPEC §3.3a).
 
 The folds rows of every batch of ``tests/data/corpus`` (``folds.jsonl``,
-``folds-2.jsonl`` to ``folds-14.jsonl``) and the ordinary answers' folds
-(``ordinary-folds.jsonl`` to ``ordinary-folds-4.jsonl``) are grouped by family
+each later batch's ``folds-N.jsonl``) and the ordinary answers' folds
+(``ordinary-folds.jsonl``, ``ordinary-folds-N.jsonl``) are grouped by family
 into 5 folds together (seeded), as ``train_detector`` does; for each fold the model is trained on the other
 folds plus the older labelled sets (``tests/data``) and judges the fold. The shipped patterns are
 judged as they are. Three ways are scored: patterns alone, model alone, and
 both (patterns first, the model on replies no pattern matched), pooled over
 the folds (and per batch) and on the frozen held-out parts — each batch's
-("held-out 1" to "held-out 14") and all pooled — judged by the shipped default
+("held-out 1", "held-out 2", …) and all pooled — judged by the shipped default
 model, which is trained on all folds and the older sets, never on held-out.
 The ordinary answers (non-errors only) get their own table: the share of them
 each way flags (the false-positive rate production sees, since nearly every
@@ -33,8 +33,7 @@ from patterns.corpus import (
     ordinary_rows_load,
 )
 from patterns.detector import default_weights_load
-from patterns.matching import model_may_judge
-from patterns.training import detector_fit, gated_probability, threshold_choose, weights_export
+from patterns.training import fold_weights_fit, gated_probability, out_of_fold_probabilities, threshold_choose
 from tests.bench.quality import HEAD_CHARS, OWN_SET_PATH, TAIL_CHARS, builtin_matcher, load_labelled, sample_path
 
 K, SEED = 5, 7
@@ -43,7 +42,7 @@ K, SEED = 5, 7
 def _verdicts(rows, weights, threshold):
     """Per row: (row, pattern category or None, model category or None, the model's verdict
     named as production names it or None). The model judges only where production lets it
-    (``patterns.matching.model_may_judge``), and its category, when the model decides, is the
+    (``patterns.training.gated_probability``), and its category, when the model decides, is the
     first pattern's whose words appear anywhere in the windows, as in production
     (``patterns.detection.model_decision``)."""
     matcher = builtin_matcher()
@@ -51,9 +50,7 @@ def _verdicts(rows, weights, threshold):
     for row in rows:
         found = matcher.detect(row["text"], head_chars=HEAD_CHARS, tail_chars=TAIL_CHARS)
         verdict = model_judge(weights, row["text"])
-        flagged = verdict.probability >= threshold and model_may_judge(
-            row["text"], head_chars=HEAD_CHARS, probability=verdict.probability
-        )
+        flagged = gated_probability(row["text"], verdict.probability, head_chars=HEAD_CHARS) >= threshold
         named = matcher.name(row["text"], head_chars=HEAD_CHARS, tail_chars=TAIL_CHARS) if flagged else None
         by_model = verdict.category if flagged else None
         out.append((row, found.category if found else None, by_model, named.category if named else by_model))
@@ -107,16 +104,8 @@ def quality_tables(*, heldout: bool = True) -> str:
     fold_rows = corpus_fold_rows + ordinary_folds
     extra = extra_rows_load()
     folds = family_folds(fold_rows, k=K, seed=SEED)
-    fold_weights = []
-    oof = []
-    for index, fold in enumerate(folds):
-        training = [row for other, rows in enumerate(folds) if other != index for row in rows] + extra
-        weights = weights_export(detector_fit(training), threshold=0.5, version="fold")
-        fold_weights.append(weights)
-        oof += [
-            (row, gated_probability(row["text"], model_judge(weights, row["text"]).probability), "") for row in fold
-        ]
-    threshold = threshold_choose(oof)
+    fold_weights = fold_weights_fit(folds, extra=extra)
+    threshold = threshold_choose(out_of_fold_probabilities(folds, extra=extra, fold_weights=fold_weights))
     judged_folds = []
     for fold, weights in zip(folds, fold_weights, strict=True):
         judged_folds += _verdicts(fold, weights, threshold)

@@ -1,12 +1,13 @@
 """``manage.py train_detector [--default] [--output PATH] [--no-store]``: train the detection model (SPEC §3.3a).
 
 Trains on the shipped labelled corpus (``tests/data/corpus/folds.jsonl`` and the
-later batches' ``folds-2.jsonl`` to ``folds-14.jsonl``), the ordinary answers'
-folds (``ordinary-folds.jsonl`` to ``ordinary-folds-4.jsonl``) and the older
+later batches' ``folds-N.jsonl``: ``patterns.corpus.BATCHES``), the ordinary answers'
+folds (``ordinary-folds.jsonl``, ``ordinary-folds-N.jsonl``) and the older
 labelled sets (``tests/data/agent-replies-*.jsonl``), plus ops' marks (false
 positives, missed failures) unless ``--default``; the threshold is chosen
 leave-source-out on the corpus and ordinary folds together (pooled precision at
-least 0.98, at most 0.5% of ordinary answers flagged). The held-out parts are
+least 0.98, at most 0.5% of ordinary answers flagged, on the replies the model
+may judge). The held-out parts are
 never read. Stores the weights as the
 newest model (every worker picks it up) unless ``--no-store``; ``--output``
 also writes them as JSON. ``--default`` rewrites the shipped default weights
