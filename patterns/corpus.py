@@ -62,6 +62,7 @@ LATER_BATCH_SEEDS = {
     12: 20261215,
     13: 20261217,
     14: 20261218,
+    15: 20261219,
 }
 #: Share of rows (drawn as whole families) in the held-out part.
 HELDOUT_SHARE = 0.25

@@ -246,7 +246,7 @@ _SENTENCE_LEAD = _LEAD + r"(?:[45]\d\d[ :：—–-]+|(?:(?:非常|很)?抱歉|�
 #: figure). The sentence must still go on the way provider messages go on (:func:`sentence_goes_on`): "Summary: rate limit exceeded twice today, both retried" is a report.
 _NAMED_SENTENCE_LEAD = (
     _LEAD
-    + r"(?:[\w./@\[\]-]{1,40}(?:: |：)|\p{Han}{0,8}(?:中断|失败|出错|异常)[:：] ?"
+    + r"(?:[\w./@\[\]-]{1,40}(?:: |：)|\p{Han}{0,8}(?:中断|失败|出错|异常|超时)[:：] ?"
     + r"|[\w\p{Han} .-]{0,24}?(?:返回码?|错误码|错误代码|状态码) ?\d{3,6} ?[:：] ?)"
 )
 #: A bare status and a JSON body ("400 {"type":"error","error":{"message":"prompt is too long: …"}}"): the body is
@@ -262,7 +262,8 @@ _STATUS_BODY = _LEAD + r"[45]\d\d[ :-]*[{\[]"
 #: "openai.RateLimitError:", "错误：", "[Agent运行错误]:", "Something went wrong:". A bare "detail"
 #: needs ":", "(" or a newline: "… test client: list, detail, create" is a list, not a label. A label
 #: that ends with a comma is a lone token ("error, status code: 429", '{"object":"error",'): after
-#: words or a qualifier it is prose ("Reading the error, …", "catch FooException from Bar, …").
+#: words or a qualifier it is prose ("Reading the error, …", "catch FooException from Bar, …"), and so is a run of
+#: more than eight Chinese characters before the noun ("翻译失败，…" is a label; "这句话对应的是接口返回了限流类错误，…" a sentence).
 _QUALIFIERS = (
     r"[\]*]*(?: (?:from|in|on|at|while|calling|during|for|occurred|details?|message|code|text|response|type)\b"
     r"(?: [^\s:：]+)?| \d{3}\b| \([^)\n]{0,40}\)| ?（[^）\n]{0,20}?\d{3}[^）\n]{0,20}）){0,2}[\"\]*]* ?"
@@ -274,7 +275,7 @@ _LABEL = (
     + _QUALIFIERS
     + r"[:：\n(]|detail"
     + _QUALIFIERS
-    + r"[:：\n(])|[\pL\pN._\[{\"':,]*?"
+    + r"[:：\n(])|(?:[^\P{L}\p{Han}\s]|[\pN._\[{\"':,]|\p{Han}{1,8}(?:[^\P{L}\p{Han}\s]|[\pN._\[{\"':,]))*?\p{Han}{0,8}"
     + _NOUN
     + r"[\"\]*]*[，,]"
 )
@@ -316,7 +317,7 @@ _STATUS = (
     r"(?:\w+ )?(?:http[^\s/:]*(?:/[\d.]+)?|status(?: ?code)?|error(?: code)?|状态码) ?[:：=(]? ?\[?[1345]\d\d"
     r"(?-i:(?: [A-Z][\w-]*)*) ?(?:[^\s\pL%\d]|$)"
     r"|\[?[45]\d\d(?:(?-i: [A-Z_]{4,})\b|(?-i: " + _REASON_WORD + r"(?: [A-Z][\w-]*)*) ?(?:[^\s\pL]|$)"
-    r"| (?:provider returned|too many)| [\"{])"
+    r"| (?:provider returned|too many)| (?:- )?[\"{])"
     r"|<[45]\d\d> ?(?-i:[A-Z]\w*[.:])"
 )
 #: A JSON or Python value that says something (matched case-insensitively): a non-empty string, object or
@@ -601,6 +602,13 @@ class _FoldedWindow:
             starts.append(position)
             position += len(char.casefold())
         return starts
+
+    def folded_offset(self, offset: int) -> int:
+        """The offset in ``text`` where the original character at ``offset`` (of the reply) starts."""
+        if self._starts is None:
+            return offset - self._origin
+        index = offset - self._origin
+        return self._starts[index] if index < len(self._starts) else len(self.text)
 
     def original_span(self, start: int, end: int) -> tuple[int, int]:
         if self._starts is None:
@@ -1180,6 +1188,18 @@ def _find(matcher, text: str, start: int, end: int, folded: _FoldedWindow) -> tu
     return (lo + found.start(), lo + found.end())
 
 
+def _match_at(matcher, text: str, at: int, end: int, folded: _FoldedWindow) -> tuple[int, int] | None:
+    """A match of one rule that starts exactly at ``at`` and ends by ``end``, in original offsets, or None."""
+    if isinstance(matcher, str):
+        start = folded.folded_offset(at)
+        if not folded.text.startswith(matcher, start):
+            return None
+        return folded.original_span(start, start + len(matcher))
+    lo, hi = max(0, at - 1), min(len(text), end + 1)
+    found = matcher.match(text[lo:hi], at - lo, end - lo)
+    return None if found is None else (lo + found.start(), lo + found.end())
+
+
 class Matcher:
     """A compiled, immutable pattern set (SPEC §3.3); build it with ``compile_patterns``.
 
@@ -1255,6 +1275,11 @@ class Matcher:
                 return span
             if span[0] <= place.lead_end and sentence_goes_on(text, span[0], span[1]):
                 return span
+            if span[0] < place.lead_end:
+                # The pattern's words also open the lead ("Throttled: Request is throttled."): try the sentence itself.
+                span = _match_at(matcher, text, place.lead_end, place.end, folded)
+                if span is not None and not in_figure(text, span) and sentence_goes_on(text, span[0], span[1]):
+                    return span
         return None
 
     def matches(self, text: str | None, *, head_chars: int, tail_chars: int) -> list[Detection]:

@@ -1922,3 +1922,89 @@ def test_answers_a_third_breaking_pass_found_are_no_error(reply):
 )
 def test_failed_replies_a_third_breaking_pass_found_name_their_cause(reply, category):
     assert category_of(reply) == category
+
+
+# --- the fifteenth batch's folds --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [
+        ("Throttled: Request is throttled.", "rate_limit"),
+        ("Kimi: 您的授权已过期，请重新登录", "auth"),
+        (
+            "请求超时: The request was canceled due to the configured HttpClient.Timeout of 10 seconds elapsing.",
+            "timeout",
+        ),
+    ],
+)
+def test_a_one_word_label_that_repeats_the_message_s_own_words_still_leads_to_the_message(reply, category):
+    assert category_of(reply) == category
+
+
+def test_a_long_chinese_sentence_ending_in_an_error_word_and_a_comma_is_no_error_label():
+    reply = (
+        "机器人一直回“提问太快啦，请休息一下再问我吧”时，不重启也能判断原因：这句话对应的是接口返回了限流类错误，"
+        "要么是短时间内请求太多被限流了；要么是账号额度没了（日志里会出现 exceeded your current quota），只能换账号或充值。"
+    )
+    assert judge(reply) is None
+    assert category_of("翻译失败，插件60秒未响应") == "timeout"
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [
+        (
+            '503 - "{\\"error\\":{\\"message\\":\\"No available channels for model gemini-2.5-flash-image in group '
+            'default (request id: )\\",\\"type\\":\\"new_api_error\\"}}"',
+            "model_not_found",
+        ),
+        (
+            'API Error: 403 {"error":{"message":"该令牌无权访问模型 claude-sonnet-4-20250514","type":"new_api_error"}}',
+            "model_not_found",
+        ),
+        ('403 {"code": "sensitive_word_detected", "type": "security_violation"}', "content_filter"),
+        ('{\n  "error_code": 18,\n  "error_msg": "Open api qps request limit reached"\n}', "rate_limit"),
+        (
+            "ERROR:root:Model Run Async: Error in running for model_process: {'error': 'err.not_enough_balance'}",
+            "quota",
+        ),
+        ("413 Request body too large for meta-llama-3-70b-instruct model. Max size: 8000 tokens.", "context_length"),
+    ],
+)
+def test_a_body_s_cause_beats_its_status_in_the_fifteenth_batch_s_wordings(reply, category):
+    assert category_of(reply) == category
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [
+        ("That model does not exist", "model_not_found"),
+        (
+            "This is not a chat model and thus not supported in the v1/chat/completions endpoint. Did you mean to use "
+            "v1/completions?",
+            "model_not_found",
+        ),
+        ("插件 60 秒未响应", "timeout"),
+        ("请求被平台内容安全策略拦截（触发敏感词检测），请调整提问或上传的内容后重试。", "content_filter"),
+        ("[ERROR]\n请再问我一次", "server_error"),
+        ("ERROR:\n我没有收到你的消息", "timeout"),
+        ("[ERROR]\n我连接不到你的网络", "network"),
+        ("[ERROR]\n我现在有点累了，等会再来吧", "other"),
+    ],
+)
+def test_failed_replies_of_the_fifteenth_batch_s_wordings_name_their_cause(reply, category):
+    assert category_of(reply) == category
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "That model does not exist in our catalogue, so I used gpt-4o instead and the job finished.",
+        "插件 60 秒未响应时会自动重试一次，这是默认配置。",
+        "QPS limit is 50 per key on the standard plan.",
+        "机器人回“请再问我一次”说明上游返回了 APIError，一般等几秒再发就好。",
+    ],
+)
+def test_answers_about_the_fifteenth_batch_s_wordings_are_no_error(reply):
+    assert judge(reply) is None
