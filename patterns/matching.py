@@ -383,7 +383,7 @@ _QUOTE_START = r"^[^\n]{0,60}?" + _QUOTE_MARK
 _TERM_HEAD = (
     r"(?:glossary(?: entry)?|terms?|definitions?|explanation|术语(?:解释)?|名词解释|释义|词条|\p{Han}{1,6}说明"
     r"|diagnosis|note|example|heads-up|translation|(?:zh|en|ja|ko|fr|de|es|ru|pt|it)(?:[-_][a-z]{2,4})?|(?:以下是)?\p{Han}{0,4}(?:翻译|译文)(?:结果|如下)?"
-    r"|诊断|排查结果|注意|示例)\s*[:：—–-]"
+    r"|诊断|排查结果|排查结论|结论|状态报告|周报|日报|总结|注意|示例|\p{Han}{1,6}设置)\s*[:：—–-]"
 )
 #: A question heading: a question word and a few more words before the colon ("为什么改了还报错：…", "Why it still
 #: fails: …"; not a bare "Why:" nor a name such as "Why Bot:").
@@ -396,15 +396,20 @@ _GLOSSARY_HEAD = r"^\W{0,3}(?:" + _TERM_HEAD + "|" + _QUESTION_HEAD + ")"
 #: ("Error message: none. All 12 tasks succeeded.", "错误：无。", '{"error": "none", "rows": 1200}').
 _DEFINITION = (
     r"\s*(?:指|是指|表示|意思是|即|means?\b|refers? to|occurs? when|happens? when|is (?:an?|the|when|what)\b"
-    r"|[\"'](?:none|n/a|null)?[\"']|(?:none|nothing|n/a|null|no errors?)\b|无[。.，,；;\s]|没有)"
+    r"|[\"'](?:none|n/a|null)?[\"']|(?:none|nothing|n/a|null|no errors?)\b|(?:fixed|resolved)[.。!]|无[。.，,；;\s]|没有)"
 )
 
 #: Words that explain what an error means ("… does not always mean you sent too many requests", "这不是限流而是
 #: 套餐问题", "表示上游响应超时"): after a label they make the reply an answer about an error, not the error. Provider
 #: messages explain how to go on, not what they mean. Chosen on the folds: no failed reply there carries one.
 _EXPLAINS = (
-    r"\b(?:means?|meaning|does not (?:always )?mean|do not treat|actually|root cause|the real (?:error|cause))\b"
+    r"\b(?:means|meaning|(?:errors?|codes?|statuses|messages?) mean|does not (?:always )?mean|do not treat|actually|root cause|the real (?:error|cause))\b"
     r"|这不是|而是|表示|意味着|一般有|一般是|并不是|真正的|的原因是|根本原因|\s→\s|——\s*(?:这是|已改为|改为|译为)"
+    r"|\bthat(?:'s| is) (?:the|what|\w+'s) (?:[\w-]+ ){0,2}(?:message|error|text|status|code)\b|\bthis happens when"
+    r"|\b(?:is|was) caused by\b|\busually (?:due to|means|caused|happens)\b|\bresolved at\b|\bno action needed|\bI (?:fixed|added|removed|stripped|changed|re-?ran"
+    r"|updated|restarted|raised)\b|\s[—–]\s[^\n]{0,30}?\b(?:this|that|it) (?:is|'s|means)\b"
+    r"|含义是|意思是|指的是|是因为|[:：—]\s*这是|(?:重试|调用|请求)成功|恢复正常|已(?:更正|修复|解决)|出现这句|未再出现"
+    r"|(?:出现|遇到)(?:这个|此|该)?(?:错误|提示|报错)?时|(?:这条|此|该)(?:提示|报错|错误)(?:说明|表示)|——\s*\p{Han}{1,6}[:：]"
 )
 
 #: A label's message that describes rather than reports: a lowercase "the" and a verb of being or duty within a
@@ -447,9 +452,9 @@ _TAIL_BLOCK = r"(?m:^)" + _TAIL_LEAD + r"(?:" + _TAIL_OPENING + r")(?:[^\n]|\n[ 
 #: count ("接口超时 2 次。") or a noun the phrase names ("Invalid authentication attempts this week: 0.", "服务器过载告警…",
 #: "引擎内部错误日志已归档", "error rate"), or an arrow that maps it ("提交失败，请稍后再试 → Submission failed").
 _CONNECTOR = (
-    r"[\s,，—–-]*(?:=\s|→|->|=>|\d+\s*次|errors?\b|attempts?\b|alerts?\b|logs?\b|warnings?\b|metrics?\b|rates?\b|is\b|are\b|was\b|were\b|means?\b|can\b|could\b|should\b|will\b|would\b|may\b"
+    r"[\s,，—–-]*(?:=\s|→|->|=>|\d+\s*次|errors?\b|attempts?\b|alerts?\b|logs?\b|warnings?\b|metrics?\b|rates?\b|summary\b|reports?\b|overview\b|breakdown\b|statements?\b|is\b|are\b|was\b|were\b|means?\b|can\b|could\b|should\b|will\b|would\b|may\b"
     r"|might\b|happens?\b|occurs?\b|usually|typically|often|when\b|if\b|because|which\b|refers?\b|indicates?\b"
-    r"|的|时|是|通常|表示|指|意味|一般|可能|会|可以|问题|原因|情况|这|等|告警|报警|日志|提示|指标|率)"
+    r"|的|时|是|通常|表示|指|意味|一般|可能|会|可以|问题|原因|情况|这|等|告警|报警|日志|提示|指标|率|汇总|报告|概览|明细)"
 )
 #: Verbs of prose inside the rest of a short sentence, and of a report ("Rate limit raised to 500 RPM", "网络已恢复正常").
 _PROSE = (
@@ -488,19 +493,22 @@ _SENTENCE_END = (
 )
 #: The rest of the phrase's sentence (a few words, no line break), before its end. Not past a comma:
 #: "余额不足，已自动切换到备用账户并完成任务。" and "Timed out, retried and finished." are reports.
-_SENTENCE_REST = r"[^\n.!?。！？,，;；:：(（\[]{1,100}"
+_SENTENCE_REST = r"(?:\d[:：]\d|[^\n.!?。！？,，;；:：(（\[]){1,100}"
 
 
 #: A value with a preposition right after the phrase's colon: a spec or glossary line ("Rate limit: 60 requests
 #: per minute per key.", "Timeout: 30 s for each call", SPEC §3.3), not a provider's detail ("Insufficient
 #: balance: 0.00 CNY. Please recharge.").
-_SPEC_VALUE = r"\s*[:：]\s*[$€£¥]?\d[^\n.。!！?？;；]{0,80}?\b(?:per|for|each|of)\b"
+_SPEC_VALUE = r"\s*(?:[(（][^)）\n]{0,40}[)）]\s*)?[:：]\s*[$€£¥]?\d[^\n.。!！?？;；]{0,80}?\b(?:per|for|each|of)\b"
 #: A colon and a figure or an amount: a spec line's or a record's value ("Rate limit: 100 req/min", "超时：30 秒",
 #: "Quota: $180,000."), unless the message then goes on as provider messages do (:data:`_VALUE_GOES_ON`).
-_COLON_VALUE = r"\s*[:：]\s*[$€£¥]?\d"
+_COLON_VALUE = r"\s*(?:[(（][^)）\n]{0,40}[)）]\s*)?[:：]\s*[$€£¥]?\d"
 #: A colon, a value, then a line that is another "Key: value" (a config or spec block; not "Request ID:").
 _SPEC_BLOCK = r"\s*[:：][^\n]{1,80}\n[ \t]*(?:[-*•] )?(?:[^\n:：]{1,40})[:：]\s*\S"
-_VALUE_GOES_ON = r"\s*[:：]\s*[$€£¥]?\d(?:[^\n.。!！?？;；]|\.\d){0,160}?[.。!！?？;；,，]+\s*" + _GOES_ON
+_VALUE_GOES_ON = (
+    r"\s*(?:[(（][^)）\n]{0,40}[)）]\s*)?[:：]\s*[$€£¥]?\d(?:[^\n.。!！?？;；]|\.\d){0,160}?[.。!！?？;；,，]+\s*"
+    + _GOES_ON
+)
 
 
 #: A head that names this many different 4xx/5xx statuses is a reference about statuses (a
@@ -813,7 +821,8 @@ def error_regions(text: str, *, head_chars: int, tail_chars: int) -> list[Region
         lead = _NAMED_SENTENCE_LEAD_RE.match(head)
         if lead is None or not head[lead.end() : lead.end() + 1].isalpha():
             lead = _SENTENCE_LEAD_RE.match(head)
-        regions.append(Region(0, head_end, lead.end() if lead is not None else 0))
+        if _EXPLAINS_RE.search(head) is None:
+            regions.append(Region(0, head_end, lead.end() if lead is not None else 0))
         if _STATUS_BODY_RE.match(head) is not None:
             regions.append(_status_body_region(text, 0, reach))
     if size > head_end and tail_chars <= 0:

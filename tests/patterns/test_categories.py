@@ -2008,3 +2008,76 @@ def test_failed_replies_of_the_fifteenth_batch_s_wordings_name_their_cause(reply
 )
 def test_answers_about_the_fifteenth_batch_s_wordings_are_no_error(reply):
     assert judge(reply) is None
+
+
+# --- a fourth breaking pass --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [
+        (
+            "API Error: Claude Code is unable to respond to this request, which appears to violate our Usage Policy (https://www.anthropic.com/legal/aup). Please double press esc to edit your last message or start a new session for Claude Code to assist with a different task.",
+            "content_filter",
+        ),
+        ("agents.exceptions.MaxTurnsExceeded: Max turns (10) exceeded", "incomplete"),
+        ("Sorry, this message is too long. Please try a shorter question.", "context_length"),
+        ("The message you submitted was too long", "context_length"),
+        ("Response contained no choices.", "incomplete"),
+        ("NetworkError when attempting to fetch resource.", "network"),
+        (
+            "Due to unexpected capacity constraints, Claude is unable to respond to your message. Please try again soon.",
+            "overloaded",
+        ),
+        ("当前地区当日额度已消耗完", "quota"),
+        ('{"error":"API key 无效或已停用","code":"api_key_invalid"}', "auth"),
+        ('{"error":{"message":"该令牌状态不可用","type":"one_api_error"}}', "auth"),
+        (
+            'API Error: 400 {"type":"error","error":{"type":"prompt_limit","message":"输入内容过长，请减少 Prompt 中的 token 数量后重试"}}',
+            "context_length",
+        ),
+        (
+            "Error code: 400 - {'error': {'message': 'Incorrect model ID. Please request to view the model page or you do not have permission to use this model', 'type': 'Aihubmix_api_error'}}",
+            "model_not_found",
+        ),
+        (
+            "错误名称: AI_APICallError\n错误信息: contents is required (request id: 20251214141141712139925wqB4B4hE)",
+            "other",
+        ),
+    ],
+)
+def test_failed_replies_a_fourth_breaking_pass_found_name_their_cause(reply, category):
+    assert category_of(reply) == category
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "You exceeded your current quota, please check your plan and billing details. That is the message OpenAI returns when the account has no credits left; top up at platform.openai.com/account/billing.",
+        "503 Service Unavailable: the server is temporarily unable to handle the request, usually due to maintenance or overload.",
+        "Error code: 401 - Incorrect API key provided. This happens when the key in your .env has a trailing space. I stripped it and the test call now succeeds.",
+        "Quota exceeded for quota metric 'Generate Content API requests per minute' — in Google Cloud this is a per-minute limit, not a billing issue. You can request a higher limit in the Quotas page.",
+        'Server error (500): the ticket import failed on row 212 because the "due_date" column had an invalid value. I fixed the date format and re-ran the import; all 340 rows are in.',
+        "Rate limit exceeded (GitHub API): 5,000 requests per hour for authenticated users; 60 for unauthenticated.",
+        "The server had an error while processing your request. Sorry about that! — that's OpenAI's generic 500 text; it's on their side, and the status page showed an incident at the time.",
+        "Billing summary: your OpenAI usage this month is $118.20 against a hard limit of $120. Once the hard limit is reached, requests return insufficient_quota until the next cycle, so I recommend raising it to $200.",
+        "Request failed with status code 404 was caused by the trailing slash in the base URL; after removing it the webhook registers fine.",
+        "Connection error: fixed. The Docker container could not reach host.docker.internal because of the missing extra_hosts entry; I added it to compose.yaml.",
+        "Last error: 429 Too Many Requests (resolved at 10:42, no action needed)",
+        "Service unavailable during the 02:00–02:30 maintenance window, as announced. All services are back and the smoke tests pass.",
+        "错误码 1113：余额不足或无可用资源包，请充值。含义是账户里既没有现金余额，也没有可抵扣的资源包；充值或购买资源包后几分钟内即可恢复调用。",
+        "最近一次失败：2024-05-12 10:21，错误：Request timed out，已按退避策略自动重试，第二次调用成功，用户无感知。",
+        '排查结论：日志里的 {"error":{"message":"Incorrect API key provided","type":"invalid_request_error"}} 是因为 .env 里的 OPENAI_API_KEY 少复制了最后 4 位，已更正并重启容器，调用恢复正常。',
+        '这条报错：\n{"error":{"code":"insufficient_quota","message":"You exceeded your current quota, please check your plan and billing details."}}\n意思是 OpenAI 账户的预付额度已经用完，需要在 Billing 页面充值或绑定付款方式，与代码无关。',
+        "余额不足，请充值后再试：这是 DeepSeek 开放平台在账户余额为 0 时返回的 402 提示。本月账单共消费 ¥312.40，已于 6 月 3 日 09:10 充值 ¥500，当前余额 ¥187.60。",
+        "鉴权失败：API Key 无效或已过期。出现这句时请到控制台确认 Key 是否被删除、是否属于当前项目，以及请求头是否写成 Authorization: Bearer <key>。",
+        "网络错误，请检查网络连接 —— 周报：本周机器人共回复 4,213 条，其中 9 条因服务器出网代理重启出现这句提示，代理恢复后已补发。",
+        "内容包含敏感词，请修改后重试：这是百度千帆内容审核拦截时的提示，与 Key、余额无关；本月共被拦截 3 次，均为用户输入里含违规词，已在前端加了提示。",
+        "当前分组上游负载已饱和，请稍后再试 —— one-api 的这条提示说明上游渠道被限流或并发打满，不是本地网络问题。我们已在“default”分组新增两个渠道，今天未再出现。",
+        "超时设置：请求超时 60 秒，流式首包超时 15 秒，超过后自动重试 2 次。",
+        "429 Too Many Requests：单位时间内请求数超过限制。Moonshot 免费档为 3 RPM，遇到时按 Retry-After 头等待后重试即可。",
+        '状态报告：智谱接口昨天报错 {"error":{"code":"1302","message":"您当前使用该API的并发数过高，请降低并发，或联系客服增加限额。"}}，我们已把并发从 10 降到 3，今天未再出现。',
+    ],
+)
+def test_answers_a_fourth_breaking_pass_wrote_are_no_error(reply):
+    assert judge(reply) is None
