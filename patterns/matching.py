@@ -400,8 +400,11 @@ _DEFINITION = (
 )
 
 #: Words that explain what an error means ("… does not always mean you sent too many requests", "这不是限流而是
-#: 套餐问题", "表示上游响应超时"): after a label they make the reply an answer about an error, not the error. Provider
-#: messages explain how to go on, not what they mean. Chosen on the folds: no failed reply there carries one.
+#: 套餐问题", "表示上游响应超时"), refer to the message they follow ("That is the message OpenAI returns …", "— that's
+#: OpenAI's generic 500 text", "：这是…返回的 402 提示") or report that it was dealt with ("I fixed …", "调用恢复正常",
+#: "今天未再出现"): after a label, and anywhere in a one-sentence reply's head, they make the reply an answer about an
+#: error, not the error. Provider messages explain how to go on, not what they mean ("Did you mean …?" is no
+#: explanation). Chosen on the folds: no failed reply there carries one.
 _EXPLAINS = (
     r"\b(?:means|meaning|(?:errors?|codes?|statuses|messages?) mean|does not (?:always )?mean|do not treat|actually|root cause|the real (?:error|cause))\b"
     r"|这不是|而是|表示|意味着|一般有|一般是|并不是|真正的|的原因是|根本原因|\s→\s|——\s*(?:这是|已改为|改为|译为)"
@@ -781,7 +784,9 @@ def error_regions(text: str, *, head_chars: int, tail_chars: int) -> list[Region
     * the reply is one provider sentence: the head window, as a sentence
       region (the pattern must start it, after a few symbols and a bare
       4xx/5xx status: "429 余额不足，请充值。", or a one-word name and a
-      colon: "deepseek/deepseek-v4-flash: stream ended before …");
+      colon: "deepseek/deepseek-v4-flash: stream ended before …"), unless the
+      head explains or reports on an error (:data:`_EXPLAINS`: "… That is
+      the message OpenAI returns when …");
     * an error ends the reply: a line in the tail window that starts with a
       strong opening and runs with only continuation lines to the end, and
       the last paragraph (as a sentence region) when no line of it is quoted
