@@ -235,11 +235,12 @@ LONG_PHRASE_CHARS = 30
 #: backtick or blockquote: a quoted or fenced error is an answer about an error.
 _LEAD = r"[^\pL\pN`\"“'>\n]{0,6}"
 #: Where a provider sentence may start: after the lead and a bare 4xx/5xx status ("429 余额不足，请充值。", "403 — Key
-#: limit exceeded").
+#: limit exceeded") or a snake_case code ("insufficient_quota 当前分组上游负载已饱和，请稍后再试": the message's cause
+#: beats its code).
 #: Not after an article: "The quota resets at midnight." is prose; a built-in names its own "(?:the )?".
 #: A built-in names the subject a Chinese sentence opens with ("(?:引擎|服务)?内部错误"): a general subject lead
 #: made status lines ("当前额度充足。", "模型超时重试 3 次后成功。") read as messages.
-_SENTENCE_LEAD = _LEAD + r"(?:[45]\d\d[ :：—–-]+|(?:(?:非常|很)?抱歉|对不起)[，,] ?)?"
+_SENTENCE_LEAD = _LEAD + r"(?:[45]\d\d[ :：—–-]+|(?:(?:非常|很)?抱歉|对不起)[，,] ?|(?-i:[a-z]+(?:_[a-z]+)+) )?"
 #: Or after the lead, a one-word name and a colon (a model's or a tool's: "deepseek/deepseek-v4-flash: stream
 #: ended before …", "[undefined]: Insufficient Balance"), a Chinese word for a failure ("翻译中断：该模型目前…
 #: 过载", "会话处理异常:You didn't provide an API key.") or a code it returned ("MiniMax 接口返回 1008：余额不足"), when a letter follows ("Total: 499 USD." is a
@@ -482,13 +483,14 @@ _END_AFTER_BRACKET = (
     r"\s*(?:\z|\n|[(（\[]|请|您|[.!。！?？…]|[,，;；]\s*" + _GOES_ON + r"|[:：]\s*" + _DETAIL + r"|after \d+ )"
 )
 #: The end of a short provider sentence, tried right after the phrase: the reply's end, a stop and then how
-#: provider messages go on, details after a colon, or a bracket ("(code 1113)", "（错误码 1113）") that closes
+#: provider messages go on, a comma and a last short clause naming a failure ("服务暂时不可用，第三方响应错误"), details
+#: after a colon, or a bracket ("(code 1113)", "（错误码 1113）") that closes
 #: and is followed by :data:`_END_AFTER_BRACKET` ("参数有误（第 3 行），已改成…" is a report). Not a question mark:
 #: "Rate limited? Wait 60 seconds and retry." is an FAQ's heading.
 _SENTENCE_END = (
     r"\s*(?:\z|请|您|[.!。！,，;；…]+\s*(?:\z|"
     + _GOES_ON
-    + r")|[(（\[][^)）\]\n]{0,120}[)）\]]"
+    + r")|[，,]\s*[^\n，,。.!！?？]{0,16}?(?:错误|失败|异常)[。.!！]?\s*\z|[(（\[][^)）\]\n]{0,120}[)）\]]"
     + _END_AFTER_BRACKET
     + r"|[:：]\s*"
     + _DETAIL

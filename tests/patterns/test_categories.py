@@ -2081,3 +2081,71 @@ def test_failed_replies_a_fourth_breaking_pass_found_name_their_cause(reply, cat
 )
 def test_answers_a_fourth_breaking_pass_wrote_are_no_error(reply):
     assert judge(reply) is None
+
+
+# --- the sixteenth batch's folds --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [
+        (
+            "insufficient_quota 当前分组上游负载已饱和，请稍后再试 (request id: 2025022112482585670542332302066)",
+            "overloaded",
+        ),
+        ("insufficient_user_quota user quota is not enough (request id: 2024040323172594066980027391365)", "quota"),
+        ("openai_api_compatible TIMEOUT", "timeout"),
+    ],
+)
+def test_a_snake_case_code_before_the_message_leads_to_the_message_s_cause(reply, category):
+    assert category_of(reply) == category
+
+
+def test_a_comma_and_a_last_clause_naming_a_failure_end_a_provider_sentence():
+    assert category_of("服务暂时不可用，第三方响应错误") == "server_error"
+    assert judge("服务暂时不可用，已切换到备用线路并完成任务。") is None
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [
+        (
+            "google.genai.errors.ClientError: 429 RESOURCE_EXHAUSTED\nQuota exceeded for quota metric 'Session Event "
+            "Append Requests'\nand limit 'Session Event Append Requests per minute per region'",
+            "rate_limit",
+        ),
+        ("Caused by: java.io.IOException: unexpected end of stream on https://api.openai.com/...", "network"),
+        ("litellm.APIConnectionError: OllamaException - [Errno 65] No route to host", "network"),
+        ("revChatGPT.typings.APIConnectionError: 404 Not Found", "other"),
+        (
+            'API Error: 422 {"error":{"message":"格式转换错误: Failed to parse OpenAI response: expected value at line 1 '
+            'column 1","type":"proxy_error"}}',
+            "incomplete",
+        ),
+        ("Error from v1/chat: Failed to deserialize api response", "incomplete"),
+        ("AI返回的数据格式错误", "incomplete"),
+        ("返回内容为空或接口错误", "incomplete"),
+        ("Model deepseek-v3 not exist.", "model_not_found"),
+        ("backend overloaded", "overloaded"),
+        ("Server busy! Try later.", "overloaded"),
+        ("Model not yet loaded", "overloaded"),
+        ("⏺ Sorry, the model cannot answer this question.", "content_filter"),
+        ("The prompt has 13284 tokens and the max_tokens is 4096 tokens.", "context_length"),
+        ("校验失败，请检查 api_key secret_key 是否正确", "auth"),
+    ],
+)
+def test_failed_replies_of_the_sixteenth_batch_s_wordings_name_their_cause(reply, category):
+    assert category_of(reply) == category
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Backend overloaded alerts fired twice last night; both cleared within a minute.",
+        "Server busy rate stayed under 0.1 % this week.",
+        "The prompt has 300 tokens and the max_tokens is 1024 tokens, so the request fits comfortably.",
+        "AI返回的数据格式错误时，解析器会回退到纯文本模式，这是默认行为。",
+    ],
+)
+def test_answers_about_the_sixteenth_batch_s_wordings_are_no_error(reply):
+    assert judge(reply) is None
