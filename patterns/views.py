@@ -12,6 +12,7 @@ from django.utils.translation import gettext_lazy, ngettext
 from django.views.decorators.http import require_http_methods, require_POST
 
 from patterns import changes, marks, trials
+from patterns.builtins import BUILTINS
 from patterns.detection import compile_status, current_matcher, detect_matches, reply_detect
 from patterns.filters import PatternFilter
 from patterns.forms import PatternForm, TryReplyForm
@@ -20,8 +21,9 @@ from patterns.models import Category, HermesErrorPattern, PatternChange
 from project.errors import Conflict, Invalid
 from project.pages import staff_page
 
-#: Every shipped built-in and the first custom patterns fit on the first page.
-PAGE_SIZE = 300
+#: Every shipped built-in and the first custom patterns (at least 100) fit on the first page, however many built-ins
+#: a release ships: the built-ins' count rounded up to a hundred, plus a hundred.
+PAGE_SIZE = (len(BUILTINS) // 100 + 2) * 100
 
 
 staff_required = staff_page(gettext_lazy("The pattern pages are for staff users."))
