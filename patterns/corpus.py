@@ -64,6 +64,7 @@ LATER_BATCH_SEEDS = {
     14: 20261218,
     15: 20261219,
     16: 20261220,
+    17: 20261221,
 }
 #: Share of rows (drawn as whole families) in the held-out part.
 HELDOUT_SHARE = 0.25

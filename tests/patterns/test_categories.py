@@ -2149,3 +2149,61 @@ def test_failed_replies_of_the_sixteenth_batch_s_wordings_name_their_cause(reply
 )
 def test_answers_about_the_sixteenth_batch_s_wordings_are_no_error(reply):
     assert judge(reply) is None
+
+
+# --- the seventeenth batch's folds ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [
+        (
+            'API Error (429 {"error":{"message":"Error from provider: {\\"errors\\":{\\"message\\":\\"Request limit '
+            'exceeded.\\"}}","type":"api_error"}}',
+            "rate_limit",
+        ),
+        (
+            'Error from provider(modelscope,Kwaipilot/KAT-Dev-72B-Exp: 400): {"errors":{"message":"Model id : '
+            'Kwaipilot/KAT-Dev-72B-Exp , has no provider supported"}}',
+            "model_not_found",
+        ),
+        (
+            "PermissionDeniedError: Error code: 403 - {'error': {'message': 'You are not allowed to sample from this "
+            "model', 'type': 'invalid_request_error', 'param': None, 'code': None}}",
+            "model_not_found",
+        ),
+        (
+            '{\n  "Response": {\n    "Error": {\n      "Code": "UnsupportedOperation.PkgExhausted",\n      "Message": '
+            '"The resource pack allowance has been exhausted, please check your resource pack."\n    }\n  }\n}',
+            "quota",
+        ),
+        ('{"error":"This user is inactive."}', "auth"),
+        ('Error retrieving models: {"error":"An API key is required for api.openai.com"}', "auth"),
+        (
+            "Error while sending message: The server experienced an error while processing your request. Sorry about "
+            "that! You can retry your request.",
+            "server_error",
+        ),
+        ("ollama._types.ResponseError: no slots available after 10 retries", "overloaded"),
+        ("api调用超时", "timeout"),
+        (
+            "Reduce the length. 本次输入过长, 或历史数据过长. 历史缓存数据已部分释放, 您可以请再次尝试.",
+            "context_length",
+        ),
+        ("APIException [Error]: [请求失败]: Not enough credits left (错误码: 1006)", "quota"),
+    ],
+)
+def test_failed_replies_of_the_seventeenth_batch_s_wordings_name_their_cause(reply, category):
+    assert category_of(reply) == category
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "No slots available alerts paged the on-call twice; we added a second llama.cpp replica.",
+        "api调用超时的阈值是 30 秒，可以在配置里调整。",
+        "The server experienced an error while processing your request — that's OpenAI's generic 500 text.",
+    ],
+)
+def test_answers_about_the_seventeenth_batch_s_wordings_are_no_error(reply):
+    assert judge(reply) is None
