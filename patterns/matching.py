@@ -504,16 +504,15 @@ _SENTENCE_REST = r"(?:\d[:：]\d|[^\n.!?。！？,，;；:：(（\[]){1,100}"
 #: A value with a preposition right after the phrase's colon: a spec or glossary line ("Rate limit: 60 requests
 #: per minute per key.", "Timeout: 30 s for each call", SPEC §3.3), not a provider's detail ("Insufficient
 #: balance: 0.00 CNY. Please recharge.").
-_SPEC_VALUE = r"\s*(?:[(（][^)）\n]{0,40}[)）]\s*)?[:：]\s*[$€£¥]?\d[^\n.。!！?？;；]{0,80}?\b(?:per|for|each|of)\b"
+#: A short bracket a spec line may put before its colon ("Rate limit exceeded (GitHub API): 5,000 requests per hour").
+_BEFORE_COLON = r"\s*(?:[(（][^)）\n]{0,40}[)）]\s*)?"
+_SPEC_VALUE = _BEFORE_COLON + r"[:：]\s*[$€£¥]?\d[^\n.。!！?？;；]{0,80}?\b(?:per|for|each|of)\b"
 #: A colon and a figure or an amount: a spec line's or a record's value ("Rate limit: 100 req/min", "超时：30 秒",
 #: "Quota: $180,000."), unless the message then goes on as provider messages do (:data:`_VALUE_GOES_ON`).
-_COLON_VALUE = r"\s*(?:[(（][^)）\n]{0,40}[)）]\s*)?[:：]\s*[$€£¥]?\d"
+_COLON_VALUE = _BEFORE_COLON + r"[:：]\s*[$€£¥]?\d"
 #: A colon, a value, then a line that is another "Key: value" (a config or spec block; not "Request ID:").
 _SPEC_BLOCK = r"\s*[:：][^\n]{1,80}\n[ \t]*(?:[-*•] )?(?:[^\n:：]{1,40})[:：]\s*\S"
-_VALUE_GOES_ON = (
-    r"\s*(?:[(（][^)）\n]{0,40}[)）]\s*)?[:：]\s*[$€£¥]?\d(?:[^\n.。!！?？;；]|\.\d){0,160}?[.。!！?？;；,，]+\s*"
-    + _GOES_ON
-)
+_VALUE_GOES_ON = _BEFORE_COLON + r"[:：]\s*[$€£¥]?\d(?:[^\n.。!！?？;；]|\.\d){0,160}?[.。!！?？;；,，]+\s*" + _GOES_ON
 
 
 #: A head that names this many different 4xx/5xx statuses is a reference about statuses (a
@@ -1190,30 +1189,29 @@ def _build_set(sources: list[str], *, literal: bool):
     return found
 
 
-def _find(matcher, text: str, start: int, end: int, folded: _FoldedWindow) -> tuple[int, int] | None:
-    """The leftmost match of one rule in ``text[start:end]``, in original offsets."""
+def _find(matcher, text: str, start: int, end: int, folded: _FoldedWindow, *, anchored: bool = False):
+    """The leftmost match of one rule in ``text[start:end]``, in original offsets, or None; with ``anchored``
+    only a match that starts exactly at ``start``."""
     if isinstance(matcher, str):
-        at = folded.text.find(matcher)
+        if anchored:
+            at = folded.folded_offset(start)
+            at = at if folded.text.startswith(matcher, at) else -1
+        else:
+            at = folded.text.find(matcher)
         return folded.original_span(at, at + len(matcher)) if at >= 0 else None
     # pos/endpos keep the match inside the place while ^, $ and \b still see the
     # neighbouring text, so ^ never matches at the tail window's start.
     lo, hi = max(0, start - 1), min(len(text), end + 1)
-    found = matcher.search(text[lo:hi], start - lo, end - lo)
+    found = (matcher.match if anchored else matcher.search)(text[lo:hi], start - lo, end - lo)
     if found is None:
         return None
     return (lo + found.start(), lo + found.end())
 
 
-def _match_at(matcher, text: str, at: int, end: int, folded: _FoldedWindow) -> tuple[int, int] | None:
-    """A match of one rule that starts exactly at ``at`` and ends by ``end``, in original offsets, or None."""
-    if isinstance(matcher, str):
-        start = folded.folded_offset(at)
-        if not folded.text.startswith(matcher, start):
-            return None
-        return folded.original_span(start, start + len(matcher))
-    lo, hi = max(0, at - 1), min(len(text), end + 1)
-    found = matcher.match(text[lo:hi], at - lo, end - lo)
-    return None if found is None else (lo + found.start(), lo + found.end())
+def _provider_words(text: str, place: Region, span: tuple[int, int] | None) -> bool:
+    """True when a match ``span`` in ``place`` can be a provider's words: neither code (in an error region) nor a
+    figure."""
+    return span is not None and not (place.in_error and in_code(text, span)) and not in_figure(text, span)
 
 
 class Matcher:
@@ -1285,7 +1283,7 @@ class Matcher:
     def _span(matcher, text: str, places: list[Region], folded_places: list) -> tuple[int, int] | None:
         for place, folded in zip(places, folded_places, strict=True):
             span = _find(matcher, text, place.start, place.end, folded)
-            if span is None or (place.in_error and in_code(text, span)) or in_figure(text, span):
+            if not _provider_words(text, place, span):
                 continue
             if place.lead_end is None:
                 return span
@@ -1293,8 +1291,8 @@ class Matcher:
                 return span
             if span[0] < place.lead_end:
                 # The pattern's words also open the lead ("Throttled: Request is throttled."): try the sentence itself.
-                span = _match_at(matcher, text, place.lead_end, place.end, folded)
-                if span is not None and not in_figure(text, span) and sentence_goes_on(text, span[0], span[1]):
+                span = _find(matcher, text, place.lead_end, place.end, folded, anchored=True)
+                if _provider_words(text, place, span) and sentence_goes_on(text, span[0], span[1]):
                     return span
         return None
 
