@@ -30,7 +30,7 @@ from contextquery.models import Visit, VisitStatus
 from patterns import marks
 from patterns.detection import count_hit, detect, model_decision
 from patterns.detector import model_score
-from patterns.matching import Detection
+from patterns.matching import Detection, is_blank
 from patterns.models import RETRYABLE_CATEGORIES, Category, JudgedReply
 from project.errors import Conflict, Invalid
 
@@ -213,7 +213,7 @@ def _model_score(judged: _Judgement, final_text: str) -> float | None:
 
 
 def _detect(text: str | None) -> Detection | None:
-    return detect(text) if text and text.strip() else None
+    return None if is_blank(text) else detect(text)
 
 
 def _failure_envelope(reason: str, output: dict | None, final_text: str | None) -> dict:
@@ -301,7 +301,7 @@ def _judge(visit, status, output, final_text, error, agent: AgentResult | None) 
             DecidedBy.PATTERN,
         )
     # 5a. SUCCESS whose reply the detection model calls a failed LLM call (SPEC §3.3a).
-    verdict = model_decision(final_text) if final_text and final_text.strip() else None
+    verdict = None if is_blank(final_text) else model_decision(final_text)
     if verdict is not None:
         quote = final_text[:REASON_QUOTE_CHARS]
         reason = f'The agent reply looks like a failed LLM call (model score {verdict.probability:.2f}): "{quote}"'
@@ -315,9 +315,11 @@ def _judge(visit, status, output, final_text, error, agent: AgentResult | None) 
         )
         judged.model_score = verdict.probability
         return judged
-    # 6. SUCCESS with a blank reply.
-    if final_text is not None and not final_text.strip():
-        reason = "empty agent reply"
+    # 6. SUCCESS with a blank reply, or an answer envelope with nothing in it ({"text": ""}).
+    if final_text is not None and is_blank(final_text):
+        reason = (
+            "empty agent reply" if not final_text.strip() else "empty agent reply (an answer envelope with no text)"
+        )
         return _Judgement(
             VisitStatus.FAILED,
             _failure_envelope(reason, output, final_text),

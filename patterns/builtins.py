@@ -488,6 +488,15 @@ BUILTINS: list[dict] = [
         "The provider's content filter refused the request (content_filter, content management policy).",
     ),
     _builtin(
+        "unsafe-generation",
+        "Unsafe generation",
+        "UNSAFE_GENERATION",
+        "content_filter",
+        False,
+        20,
+        'Gemini\'s error reason "PUBLIC_ERROR_UNSAFE_GENERATION": the answer was blocked as unsafe, whatever the 400 says.',
+    ),
+    _builtin(
         "limited-for-safety",
         "Limited for safety reasons",
         "limited access to this content for safety reasons",
@@ -1352,6 +1361,15 @@ BUILTINS: list[dict] = [
         'SiliconFlow\'s 20015 "number of input tokens (204703) has exceeded max_prompt_tokens (202752) limit".',
     ),
     _builtin(
+        "incomplete-output",
+        "Output incomplete",
+        "IncompleteOutputException",
+        "incomplete",
+        False,
+        24,
+        'instructor\'s "IncompleteOutputException: The output is incomplete due to a max_tokens length limit".',
+    ),
+    _builtin(
         "prompt-too-long",
         "Prompt too long",
         "regex:(?:prompt|input) is too long|too many tokens|max_tokens|range of input length",
@@ -1622,6 +1640,15 @@ BUILTINS: list[dict] = [
         False,
         40,
         'LobeChat\'s "InvalidProviderAPIKey": the provider refused the key.',
+    ),
+    _builtin(
+        "iflytek-tokens-exhausted",
+        "iFlytek tokens used up",
+        "regex:NoAuthError\\S*\\) ?tokens\\.total",
+        "quota",
+        False,
+        39,
+        "iFlytek Spark's \"AppIdNoAuthError:(…) tokens.total\": the app's token allowance is used up.",
     ),
     _builtin(
         "app-id-not-authorised",
@@ -1938,11 +1965,11 @@ BUILTINS: list[dict] = [
     _builtin(
         "model-loading",
         "Model is loading",
-        "is currently loading",
+        "regex:is currently loading|loading model" + ENDS_HERE,
         "overloaded",
         True,
         30,
-        'Hugging Face Inference\'s "Model … is currently loading": the model is not ready yet, retry shortly.',
+        'Hugging Face Inference\'s "Model … is currently loading", llama-swap\'s "Loading model": the model is not ready yet.',
     ),
     _builtin(
         "at-capacity",

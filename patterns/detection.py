@@ -128,7 +128,8 @@ def _windows() -> dict:
 def detect(text: str | None) -> Detection | None:
     """Judge one reply against the enabled patterns (SPEC §3.3); counts no hit.
 
-    A blank reply (None, empty, whitespace) is FAILED: a :class:`Detection`
+    A blank reply (None, empty, whitespace, or an answer envelope with no text in it:
+    :func:`patterns.matching.is_blank`) is FAILED: a :class:`Detection`
     with ``matched_by="blank"``, category ``incomplete`` and no pattern.
     Windows come from ``settings.PATTERNS_SCAN_CHARS`` and
     ``settings.PATTERNS_SCAN_TAIL_CHARS``. Costs one small query per call to

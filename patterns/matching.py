@@ -110,8 +110,82 @@ def blank_detection() -> Detection:
 
 
 def is_blank(text: str | None) -> bool:
-    """True when ``text`` is None, empty or only whitespace."""
-    return not text or not text.strip()
+    """True when ``text`` is None, empty or only whitespace, or is an answer envelope with nothing in
+    it (:func:`empty_answer_envelope`: ``{"text": ""}``): a reply that carries no answer (SPEC §3.3)."""
+    return not text or not text.strip() or empty_answer_envelope(text)
+
+
+#: Fields of an LLM's answer envelope that hold the answer ("text", OpenAI's message "content", Gemini's "parts" …).
+_ANSWER_FIELDS = frozenset(
+    {"text", "content", "parts", "output", "output_text", "response", "answer", "completion", "reply", "generated_text"}
+)
+#: Lists of candidate answers: the envelope is empty when there are none or every one is empty.
+_CANDIDATE_FIELDS = frozenset({"choices", "candidates"})
+#: Fields that hold a message: a nested answer (OpenAI's choice "message", a stream's "delta"), else the text of an error.
+_MESSAGE_FIELDS = frozenset({"message", "delta", "msg", "detail", "reason"})
+#: Fields that mean the reply did something other than answer in text (a tool call) or is an error body.
+_NOT_EMPTY_FIELDS = frozenset({"tool_calls", "function_call", "tool_use", "error", "errors", "images", "data"})
+#: The longest reply :func:`empty_answer_envelope` parses.
+ENVELOPE_MAX_CHARS = 4000
+
+
+def empty_answer_envelope(text: str) -> bool:
+    """True when ``text`` is one JSON object shaped like an LLM's answer (an answer field of
+    :data:`_ANSWER_FIELDS`, or a ``choices``/``candidates`` list) whose answer fields are all empty
+    (``""``, whitespace, ``null``, ``[]``, or parts that are themselves empty), with no tool call,
+    error or other payload, and only scalars or a usage/metadata object beside them (pure).
+
+    ``{"text": ""}``, ``{"model": "gemini-2.5-flash", "text": "", "usage": {…}}``, Bedrock's
+    ``{"role": "assistant", "content": [], "stopReason": "stop"}``, ``{"choices": []}``: the call
+    returned, with no answer in it. ``{"text": "", "images": [...]}`` and a message with
+    ``tool_calls`` are not empty. Replies over :data:`ENVELOPE_MAX_CHARS` are never envelopes.
+    """
+    stripped = text.strip()
+    if len(stripped) > ENVELOPE_MAX_CHARS or stripped[:1] != "{" or stripped[-1:] != "}":
+        return False
+    try:
+        parsed = json.loads(stripped)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(parsed, dict) and _envelope_empty(parsed, depth=0)
+
+
+def _envelope_empty(envelope: dict, *, depth: int) -> bool:
+    """True when ``envelope`` (a parsed JSON object) has answer or candidate fields and all are empty."""
+    if depth > 4:
+        return False
+    found = False
+    for key, value in envelope.items():
+        name = str(key).lower()
+        if name in _ANSWER_FIELDS or name in _CANDIDATE_FIELDS:
+            found = True
+            if not _answer_empty(value, depth=depth):
+                return False
+        elif name in _MESSAGE_FIELDS:
+            if isinstance(value, dict):  # OpenAI's choice: {"message": {"role": "assistant", "content": ""}}
+                found = True
+                if not _envelope_empty(value, depth=depth + 1):
+                    return False
+            elif value not in (None, "", [], {}):  # a message of its own: an error body, not an empty answer
+                return False
+        elif name in _NOT_EMPTY_FIELDS:
+            if value not in (None, "", [], {}):
+                return False
+        elif isinstance(value, dict | list) and value and "usage" not in name and "metadata" not in name:
+            return False
+    return found
+
+
+def _answer_empty(value, *, depth: int) -> bool:
+    """True when an answer field's or a candidate list's ``value`` holds no answer."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return True
+    if isinstance(value, list):
+        return all(isinstance(item, dict) and _envelope_empty(item, depth=depth + 1) for item in value)
+    if isinstance(value, dict):
+        message = value.get("message") if isinstance(value.get("message"), dict) else None
+        return _envelope_empty(message if message is not None else value, depth=depth + 1)
+    return False
 
 
 # --- validation ---------------------------------------------------------------------------
@@ -274,7 +348,7 @@ _LABEL = (
     r"(?:[\pL\[]\S* ){0,2}[\pL\pN._\[{\"':,]*?(?:"
     + _NOUN
     + _QUALIFIERS
-    + r"[:：\n(]|detail"
+    + r"(?:[:：\n(]| ?[-–—] )|detail"
     + _QUALIFIERS
     + r"[:：\n(])|(?:[^\P{L}\p{Han}\s]|[\pN._\[{\"':,]|\p{Han}{1,8}(?:[^\P{L}\p{Han}\s]|[\pN._\[{\"':,]))*?\p{Han}{0,8}"
     + _NOUN
@@ -298,6 +372,8 @@ _WRAPPER = (
     r"|(?:llm|api|model|chat|completion|generation|inference)(?: \w+){0,2} (?:call |request )?failed[:：]"
     r"|(?:failed|unable|could not|cannot|exception)\b[^\n]{0,80}\n\s*caused by:"
     r"|failed to get (?:an? )?(?:\w+ )?response from"
+    r"|response status code does not indicate success:|server returned http response code:"
+    r"|received (?:a )?non-2\d\d (?:status|response)(?: code)?"
     r"|\w*pool\(|❌|✕|✖|⛔|🚫|(?:get|post|put|patch|delete) \"https?://[^\"\s]{1,200}\":"
 )
 #: The first word of an HTTP reason phrase after a bare status ("503 Service Unavailable", "429 Too Many
@@ -409,7 +485,8 @@ _DEFINITION = (
 _EXPLAINS = (
     r"\b(?:means|meaning|(?:errors?|codes?|statuses|messages?) mean|does not (?:always )?mean|do not treat|actually|root cause|the real (?:error|cause))\b"
     r"|这不是|而是|表示|意味着|一般有|一般是|并不是|真正的|的原因是|根本原因|\s→\s|——\s*(?:这是|已改为|改为|译为)"
-    r"|\bthat(?:'s| is) (?:the|what|\w+'s) (?:[\w-]+ ){0,2}(?:message|error|text|status|code)\b|\bthis happens when"
+    r"|\bthat(?:'s| is) (?:the|what|\w+'s) (?:[\w-]+ ){0,2}(?:message|error|text|status|code)\b|\b(?:this|it) happens when"
+    r"|\b(?:is|are) (?:returned|raised|thrown|sent|shown) (?:when|if|whenever)\b|\boccurs? (?:when|whenever)\b"
     r"|\b(?:is|was) caused by\b|\busually (?:due to|means|caused|happens)\b|\bresolved at\b|\bno action needed|\bI (?:fixed|added|removed|stripped|changed|re-?ran"
     r"|updated|restarted|raised)\b|\s[—–]\s[^\n]{0,30}?\b(?:this|that|it) (?:is|'s|means)\b"
     r"|含义是|意思是|指的是|是因为|[:：—]\s*这是|(?:重试|调用|请求)成功|恢复正常|已(?:更正|修复|解决)|出现这句|未再出现"

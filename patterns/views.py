@@ -16,7 +16,7 @@ from patterns.builtins import BUILTINS
 from patterns.detection import compile_status, current_matcher, detect_matches, reply_detect
 from patterns.filters import PatternFilter
 from patterns.forms import PatternForm, TryReplyForm
-from patterns.matching import model_may_judge
+from patterns.matching import is_blank, model_may_judge
 from patterns.models import Category, HermesErrorPattern, PatternChange
 from project.errors import Conflict, Invalid
 from project.pages import staff_page
@@ -56,7 +56,7 @@ def try_reply(text: str) -> dict:
 
     A blank reply is FAILED whatever the patterns say (SPEC §4.4 step 6), so it
     comes back with ``blank`` set and the category ``incomplete``."""
-    if not text.strip():
+    if is_blank(text):
         return {
             "found": None,
             "blank": True,

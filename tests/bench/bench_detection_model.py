@@ -34,7 +34,15 @@ from patterns.corpus import (
 )
 from patterns.detector import default_weights_load
 from patterns.training import fold_weights_fit, gated_probability, out_of_fold_probabilities, threshold_choose
-from tests.bench.quality import HEAD_CHARS, OWN_SET_PATH, TAIL_CHARS, builtin_matcher, load_labelled, sample_path
+from tests.bench.quality import (
+    HEAD_CHARS,
+    OWN_SET_PATH,
+    TAIL_CHARS,
+    builtin_matcher,
+    load_labelled,
+    rule_detect,
+    sample_path,
+)
 
 K, SEED = 5, 7
 
@@ -48,7 +56,7 @@ def _verdicts(rows, weights, threshold):
     matcher = builtin_matcher()
     out = []
     for row in rows:
-        found = matcher.detect(row["text"], head_chars=HEAD_CHARS, tail_chars=TAIL_CHARS)
+        found = rule_detect(matcher, row["text"])
         verdict = model_judge(weights, row["text"])
         flagged = gated_probability(row["text"], verdict.probability, head_chars=HEAD_CHARS) >= threshold
         named = matcher.name(row["text"], head_chars=HEAD_CHARS, tail_chars=TAIL_CHARS) if flagged else None

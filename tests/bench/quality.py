@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from patterns.builtins import BUILTINS
-from patterns.matching import Matcher, compile_patterns
+from patterns.matching import Detection, Matcher, blank_detection, compile_patterns, is_blank
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "tests" / "data"
@@ -75,6 +75,14 @@ def seed_matcher() -> Matcher:
     )
 
 
+def rule_detect(matcher: Matcher, text: str, *, head_chars=HEAD_CHARS, tail_chars=TAIL_CHARS) -> Detection | None:
+    """The verdict of the rules alone, as production gives it: a blank reply (or an empty answer envelope)
+    is FAILED, ``incomplete`` (:func:`patterns.matching.is_blank`), else the first pattern that matches."""
+    if is_blank(text):
+        return blank_detection()
+    return matcher.detect(text, head_chars=head_chars, tail_chars=tail_chars)
+
+
 @dataclass
 class Score:
     """Counts over one labelled set; ``misses`` lists (id, what went wrong)."""
@@ -106,7 +114,7 @@ class Score:
 def score(matcher: Matcher, rows: list[dict], *, head_chars=HEAD_CHARS, tail_chars=TAIL_CHARS) -> Score:
     result = Score()
     for row in rows:
-        found = matcher.detect(row["text"], head_chars=head_chars, tail_chars=tail_chars)
+        found = rule_detect(matcher, row["text"], head_chars=head_chars, tail_chars=tail_chars)
         if row["label"] == "error":
             if found is None:
                 result.false_neg += 1

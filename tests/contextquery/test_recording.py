@@ -461,6 +461,16 @@ def test_a_blank_agent_reply_is_failed_as_empty(record):
     )
 
 
+def test_an_agent_reply_that_is_an_empty_answer_envelope_is_failed_as_empty(record):
+    verdict, _ = complete(record(CHAIN), final_text='{\n  "text": "",\n  "tokens": -24389,\n  "finish_reason": null\n}')
+    assert (verdict["effectiveStatus"], verdict["failureReason"], verdict["category"], verdict["matchedPattern"]) == (
+        "FAILED",
+        "empty agent reply (an answer envelope with no text)",
+        "incomplete",
+        None,
+    )
+
+
 def test_structured_signals_win_over_patterns(record):
     verdict, _ = complete(record(CHAIN), final_text=RATE_LIMIT_REPLY, agent_result={"completed": False})
     assert verdict["category"] == "incomplete" and verdict["matchedPattern"] is None

@@ -4,7 +4,7 @@
 import pytest
 
 from patterns.matching import about_errors, is_plain_json_output, json_body_end, quotes_an_error
-from tests.bench.quality import builtin_matcher
+from tests.bench.quality import builtin_matcher, rule_detect
 
 
 def judge(reply, *, tail=800):
@@ -596,7 +596,8 @@ def test_a_pretty_printed_response_cut_off_at_max_tokens_is_incomplete():
         '{\n  "candidates": [\n    {\n      "content": {\n        "parts": [{"text": ""}],\n        "role": "model"\n'
         '      },\n      "finishReason": "MAX_TOKENS",\n      "index": 0\n    }\n  ]\n}'
     )
-    assert category_of(reply) == "incomplete"
+    found = rule_detect(builtin_matcher(), reply)  # an answer envelope with no text: blank
+    assert (found.matched_by, found.category) == ("blank", "incomplete")
 
 
 @pytest.mark.parametrize(
@@ -2207,3 +2208,86 @@ def test_failed_replies_of_the_seventeenth_batch_s_wordings_name_their_cause(rep
 )
 def test_answers_about_the_seventeenth_batch_s_wordings_are_no_error(reply):
     assert judge(reply) is None
+
+
+# --- this stop's kinds ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [
+        ("接口响应错误 - Too Many Requests", "rate_limit"),
+        ("任务-'replyer' 模型-'deepseek-v3': 客户端错误 402 - Insufficient balance", "quota"),
+        ("Error — The model is currently unavailable. Please try again.", "server_error"),
+        (
+            "发生异常: NotFoundError - Error code: 404 - {'error': {'code': 'InvalidEndpoint.NotFound', 'message': "
+            "'The request targeted an endpoint that does not exist'}}",
+            "model_not_found",
+        ),
+    ],
+)
+def test_an_error_label_then_a_dash_opens_the_message(reply, category):
+    assert category_of(reply) == category
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Known error - Too Many Requests is returned when the rate limit is exceeded; we retry with backoff.",
+        "Known error: Too Many Requests is returned when the rate limit is exceeded; we retry with backoff.",
+        "Timeout error – what it means: the upstream took longer than 30 seconds, so retry later.",
+        "Connection error: ECONNREFUSED occurs when nothing listens on the port, so start the server first.",
+    ],
+)
+def test_a_label_whose_message_says_when_the_error_is_returned_is_an_explanation(reply):
+    assert judge(reply) is None
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [
+        ("Response status code does not indicate success: 429 (Too Many Requests).", "rate_limit"),
+        ("Response status code does not indicate success: 500 (Internal Server Error).", "server_error"),
+        ("Server returned HTTP response code: 401 for URL: https://api.openai.com/v1/chat/completions", "auth"),
+        ("Received non-200 status code 429: rate limit exceeded", "rate_limit"),
+    ],
+)
+def test_an_http_client_s_status_exception_opens_the_status_it_names(reply, category):
+    assert category_of(reply) == category
+
+
+def test_an_answer_about_an_http_client_s_status_exception_is_no_error():
+    assert judge("Response status code does not indicate success: 429 is thrown when HttpClient gets a 429.") is None
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [
+        (
+            'Error: GET "http://localhost:8330/v1/models": 503 Service Unavailable {"message":"Loading model"}',
+            "overloaded",
+        ),
+        (
+            "提问失败:  {\n  header: {\n    code: 11200,\n    message: 'AppIdNoAuthError:(16:26:07.442) tokens.total',\n"
+            "    status: 2\n  }\n}",
+            "quota",
+        ),
+        ("[Local Message] 请求失败：{'header': {'code': 11200, 'message': 'AppIdNoAuthError'}}", "auth"),
+        (
+            "instructor.exceptions.IncompleteOutputException: The output is incomplete due to a max_tokens length "
+            "limit.",
+            "incomplete",
+        ),
+        (
+            '{\n  "error": { "code": 400, "message": "Request contains an invalid argument.",\n    "status": '
+            '"INVALID_ARGUMENT",\n    "details": [ { "reason": "PUBLIC_ERROR_UNSAFE_GENERATION" } ] }\n}',
+            "content_filter",
+        ),
+    ],
+)
+def test_a_provider_s_own_words_name_the_cause_before_its_status(reply, category):
+    assert category_of(reply) == category
+
+
+def test_loading_a_model_in_a_progress_report_is_no_error():
+    assert judge("Loading model weights took 12 s; the server is ready.") is None

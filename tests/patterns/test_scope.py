@@ -445,3 +445,20 @@ def test_a_keyword_argument_or_the_inside_of_a_snake_case_name_is_code(text, spa
 )
 def test_a_whole_name_a_comparison_or_prose_is_not_code(text, span):
     assert not in_code(text, span)
+
+
+@pytest.mark.django_db
+def test_an_empty_answer_envelope_is_failed_as_incomplete_by_detect():
+    from patterns.detection import detect
+
+    found = detect('{"model": "gemini-2.5-flash", "text": "", "usage": {"outputTokens": 0}}')
+    assert (found.matched_by, found.category, found.pattern_id) == ("blank", "incomplete", None)
+
+
+@pytest.mark.django_db
+def test_the_api_detect_calls_an_empty_answer_envelope_an_error(user_client):
+    from tests.support import envelope_body
+
+    reply = '{"choices": [{"message": {"role": "assistant", "content": ""}, "finish_reason": "stop"}]}'
+    data = envelope_body(user_client.post("/api/hermes-error-patterns/detect", {"text": reply}, format="json"))["data"]
+    assert (data["isError"], data["matchedBy"], data["category"], data["matches"]) == (True, "blank", "incomplete", [])
