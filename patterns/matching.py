@@ -121,57 +121,120 @@ _ANSWER_FIELDS = frozenset(
 )
 #: Lists of candidate answers: the envelope is empty when there are none or every one is empty.
 _CANDIDATE_FIELDS = frozenset({"choices", "candidates"})
-#: Fields that hold a message: a nested answer (OpenAI's choice "message", a stream's "delta"), else the text of an error.
-_MESSAGE_FIELDS = frozenset({"message", "delta", "msg", "detail", "reason"})
-#: Fields that mean the reply did something other than answer in text (a tool call) or is an error body.
-_NOT_EMPTY_FIELDS = frozenset({"tool_calls", "function_call", "tool_use", "error", "errors", "images", "data"})
+#: Fields that hold a nested answer: OpenAI's choice "message", a stream's "delta", Bedrock Converse's "output".
+_MESSAGE_FIELDS = frozenset({"message", "delta"})
+#: Fields that must be empty for the envelope to be empty: a refusal, a tool call, audio, annotations.
+_MUST_BE_EMPTY_FIELDS = frozenset({"refusal", "tool_calls", "function_call", "tool_use", "audio", "annotations"})
+#: The other fields an LLM API's response carries (ids, model, roles, stop reasons, token counts, timings and
+#: usage blocks of OpenAI, Anthropic, Gemini, Bedrock, Ollama, llama.cpp, TGI, Replicate and their relays). A field
+#: outside these, and outside the answer's, makes the JSON a node's structured output
+#: ({"reply": "", "handoff": true, "next_agent": "billing"}), which is an answer, not an empty one.
+_ENVELOPE_FIELDS = frozenset(
+    {
+        "id",
+        "object",
+        "created",
+        "created_at",
+        "model",
+        "model_version",
+        "modelversion",
+        "role",
+        "index",
+        "type",
+        "status",
+        "usage",
+        "usagemetadata",
+        "metadata",
+        "metrics",
+        "timings",
+        "logprobs",
+        "finish_reason",
+        "finishreason",
+        "stop_reason",
+        "stopreason",
+        "stop_sequence",
+        "stop",
+        "stop_type",
+        "stopping_word",
+        "done",
+        "done_reason",
+        "system_fingerprint",
+        "service_tier",
+        "safetyratings",
+        "citationmetadata",
+        "avglogprobs",
+        "tokens",
+        "tokens_predicted",
+        "tokens_evaluated",
+        "tokens_cached",
+        "truncated",
+        "generation_settings",
+        "prompt",
+        "id_slot",
+        "provider",
+        "api",
+        "timestamp",
+        "total_duration",
+        "load_duration",
+        "prompt_eval_count",
+        "prompt_eval_duration",
+        "eval_count",
+        "eval_duration",
+        "context",
+        "request_id",
+        "responseid",
+        "x_groq",
+    }
+)
+#: Stop reasons that mean a filter withheld the answer: the envelope is a content filter's verdict, not empty.
+_FILTERED = frozenset({"content_filter", "safety", "blocklist", "prohibited_content", "spii", "recitation", "refusal"})
 #: The longest reply :func:`empty_answer_envelope` parses.
 ENVELOPE_MAX_CHARS = 4000
 
 
 def empty_answer_envelope(text: str) -> bool:
-    """True when ``text`` is one JSON object shaped like an LLM's answer (an answer field of
-    :data:`_ANSWER_FIELDS`, or a ``choices``/``candidates`` list) whose answer fields are all empty
-    (``""``, whitespace, ``null``, ``[]``, or parts that are themselves empty), with no tool call,
-    error or other payload, and only scalars or a usage/metadata object beside them (pure).
+    """True when ``text`` is an LLM API's response with no answer in it (pure; SPEC §3.3): one JSON object
+    (or a list of them, TGI's ``[{"generated_text": ""}]``) with an answer field of :data:`_ANSWER_FIELDS` or a
+    ``choices``/``candidates`` list, every answer empty (``""``, whitespace, ``null``, ``[]``, or parts that are
+    themselves empty), nothing in :data:`_MUST_BE_EMPTY_FIELDS`, no stop reason of a filter (:data:`_FILTERED`),
+    and no field but a response's own (:data:`_ENVELOPE_FIELDS`).
 
     ``{"text": ""}``, ``{"model": "gemini-2.5-flash", "text": "", "usage": {…}}``, Bedrock's
-    ``{"role": "assistant", "content": [], "stopReason": "stop"}``, ``{"choices": []}``: the call
-    returned, with no answer in it. ``{"text": "", "images": [...]}`` and a message with
-    ``tool_calls`` are not empty. Replies over :data:`ENVELOPE_MAX_CHARS` are never envelopes.
+    ``{"role": "assistant", "content": [], "stopReason": "stop"}``, ``{"choices": []}``: the call returned,
+    with no answer in it. ``{"reply": "", "handoff": true}`` (a node's structured output), a message with
+    ``tool_calls`` or a ``refusal``, and ``"finish_reason": "content_filter"`` are not empty. Replies over
+    :data:`ENVELOPE_MAX_CHARS` are never envelopes.
     """
     stripped = text.strip()
-    if len(stripped) > ENVELOPE_MAX_CHARS or stripped[:1] != "{" or stripped[-1:] != "}":
+    if len(stripped) > ENVELOPE_MAX_CHARS or stripped[:1] not in "{[" or stripped[-1:] not in "}]":
         return False
     try:
         parsed = json.loads(stripped)
     except (ValueError, RecursionError):
         return False
+    if isinstance(parsed, list):
+        return bool(parsed) and all(isinstance(item, dict) and _envelope_empty(item, depth=0) for item in parsed)
     return isinstance(parsed, dict) and _envelope_empty(parsed, depth=0)
 
 
 def _envelope_empty(envelope: dict, *, depth: int) -> bool:
-    """True when ``envelope`` (a parsed JSON object) has answer or candidate fields and all are empty."""
+    """True when ``envelope`` (a parsed JSON object) has answer, candidate or message fields and all are empty,
+    and its other fields are a response's own (:func:`empty_answer_envelope`)."""
     if depth > 4:
         return False
     found = False
     for key, value in envelope.items():
         name = str(key).lower()
-        if name in _ANSWER_FIELDS or name in _CANDIDATE_FIELDS:
+        if name in _ANSWER_FIELDS or name in _CANDIDATE_FIELDS or (name in _MESSAGE_FIELDS and isinstance(value, dict)):
             found = True
             if not _answer_empty(value, depth=depth):
                 return False
-        elif name in _MESSAGE_FIELDS:
-            if isinstance(value, dict):  # OpenAI's choice: {"message": {"role": "assistant", "content": ""}}
-                found = True
-                if not _envelope_empty(value, depth=depth + 1):
-                    return False
-            elif value not in (None, "", [], {}):  # a message of its own: an error body, not an empty answer
-                return False
-        elif name in _NOT_EMPTY_FIELDS:
+        elif name in _MUST_BE_EMPTY_FIELDS:
             if value not in (None, "", [], {}):
                 return False
-        elif isinstance(value, dict | list) and value and "usage" not in name and "metadata" not in name:
+        elif name not in _ENVELOPE_FIELDS:
+            return False
+        elif isinstance(value, str) and value.strip().lower() in _FILTERED:
             return False
     return found
 
@@ -183,8 +246,7 @@ def _answer_empty(value, *, depth: int) -> bool:
     if isinstance(value, list):
         return all(isinstance(item, dict) and _envelope_empty(item, depth=depth + 1) for item in value)
     if isinstance(value, dict):
-        message = value.get("message") if isinstance(value.get("message"), dict) else None
-        return _envelope_empty(message if message is not None else value, depth=depth + 1)
+        return _envelope_empty(value, depth=depth + 1)
     return False
 
 
@@ -348,11 +410,17 @@ _LABEL = (
     r"(?:[\pL\[]\S* ){0,2}[\pL\pN._\[{\"':,]*?(?:"
     + _NOUN
     + _QUALIFIERS
-    + r"(?:[:：\n(]| ?[-–—] )|detail"
+    + r"[:：\n(]|detail"
     + _QUALIFIERS
     + r"[:：\n(])|(?:[^\P{L}\p{Han}\s]|[\pN._\[{\"':,]|\p{Han}{1,8}(?:[^\P{L}\p{Han}\s]|[\pN._\[{\"':,]))*?\p{Han}{0,8}"
     + _NOUN
     + r"[\"\]*]*[，,]"
+    # A dash after a label with a word or code before its noun ("接口响应错误 - Too Many Requests", "NotFoundError -
+    # Error code: 404", "客户端错误 402 - Insufficient balance"); a bare "Error – …" is as often a heading of prose.
+    + r"|(?:(?:[\pL\[]\S* ){1,2}[\pL\pN._\[{\"':,]*?|[\pL\pN._\[{\"':,]+?)"
+    + _NOUN
+    + _QUALIFIERS
+    + r" ?[-–—] "
 )
 #: Exception names of any suffix: a dotted path ending in a CamelCase name
 #: ("google.api_core.exceptions.ResourceExhausted:", "httpx.ReadTimeout:") or a
@@ -460,14 +528,30 @@ _QUOTE_START = r"^[^\n]{0,60}?" + _QUOTE_MARK
 _TERM_HEAD = (
     r"(?:glossary(?: entry)?|terms?|definitions?|explanation|术语(?:解释)?|名词解释|释义|词条|\p{Han}{1,6}说明"
     r"|diagnosis|note|example|heads-up|translation|(?:zh|en|ja|ko|fr|de|es|ru|pt|it)(?:[-_][a-z]{2,4})?|(?:以下是)?\p{Han}{0,4}(?:翻译|译文)(?:结果|如下)?"
-    r"|诊断|排查结果|排查结论|结论|状态报告|周报|日报|总结|注意|示例|\p{Han}{1,6}设置)\s*[:：—–-]"
+    r"|诊断|排查结果|排查结论|结论|状态报告|周报|日报|总结|注意|示例|\p{Han}{1,6}设置"
+    r"|\p{Han}{0,8}(?:速查|字典|摘录|对照表|一览)表?)\s*[:：—–-]"
 )
 #: A question heading: a question word and a few more words before the colon ("为什么改了还报错：…", "Why it still
 #: fails: …"; not a bare "Why:" nor a name such as "Why Bot:").
 _QUESTION_HEAD = r"(?:为什么|为何|为啥|怎么|怎样|如何)[^\n:：]{2,40}[:：]|(?:why|how) [^\s:：]+ [^\n:：]{1,40}[:：]"
 #: Either heading at the reply's start: the reply defines or explains an error rather than being one. Not a Markdown
 #: heading: an app may put its error in one (CodeRabbit's "## Rate limit exceeded").
-_GLOSSARY_HEAD = r"^\W{0,3}(?:" + _TERM_HEAD + "|" + _QUESTION_HEAD + ")"
+#: A report's heading: a few words ending in a report word, then a colon ("Quota planning note: 37 plans in use …",
+#: "Incident summary: …"), or a Chinese report's title on a line of its own, optionally with its period
+#: ("网络性能监控周报（第 32 周）", "【周报】…"). Not when the words say the task failed ("Failed to generate summary:",
+#: "Error report:", an app's "错误报告："), nor when an error opens right after it (:func:`opens_with_a_heading`).
+#: Python's re (a lookahead), on the reply's first 200 characters.
+_REPORT_HEAD_RE = re.compile(
+    r"\W{0,3}(?:(?!(?:error|exception|failure|crash|bug|failed|unable|cannot|could)s? )[\w'-]+ ){1,3}"
+    r"(?:note|notes|summary|report|overview|review|update|digest)\s*[:：—–-]"
+    r"|\W{0,3}(?:[\u4e00-\u9fff]{0,12}(?:周报|日报|月报|总结|汇总)|[\u4e00-\u9fff]{0,11}[^\W\d_误败错]报告)"
+    r"(?:（[^）\n]{0,20}）|\([^)\n]{0,20}\))?[ \t]*\n"
+    r"|\W{0,3}(?P<title>【[^】\n]{0,10}(?:周报|日报|月报|报告|总结|汇总)】)",
+    re.I,
+)
+#: A reference table's header row with a column of meanings ("| status_code | 含义 | 处理 |", "| Code | Meaning |").
+_TABLE_HEAD = r"[^\n]{0,60}?\|\s*(?:含义|说明|释义|解释|原因|meaning|description|explanation|cause)\s*\|"
+_GLOSSARY_HEAD = r"^\W{0,3}(?:" + "|".join((_TERM_HEAD, _QUESTION_HEAD, _TABLE_HEAD)) + ")"
 
 #: What follows a label when the line is a glossary entry or an explanation, or says there was none
 #: ("Error message: none. All 12 tasks succeeded.", "错误：无。", '{"error": "none", "rows": 1200}').
@@ -489,7 +573,7 @@ _EXPLAINS = (
     r"|\b(?:is|are) (?:returned|raised|thrown|sent|shown) (?:when|if|whenever)\b|\boccurs? (?:when|whenever)\b"
     r"|\b(?:is|was) caused by\b|\busually (?:due to|means|caused|happens)\b|\bresolved at\b|\bno action needed|\bI (?:fixed|added|removed|stripped|changed|re-?ran"
     r"|updated|restarted|raised)\b|\s[—–]\s[^\n]{0,30}?\b(?:this|that|it) (?:is|'s|means)\b"
-    r"|含义是|意思是|指的是|是因为|[:：—]\s*这是|(?:重试|调用|请求)成功|恢复正常|已(?:更正|修复|解决)|出现这句|未再出现"
+    r"|含义是|意思是|什么意思|指的是|是因为|怎么办|怎么解决|如何解决|\bhow (?:do I|to|can I) (?:fix|solve|resolve)\b|[:：—]\s*这是|(?:重试|调用|请求)成功|恢复正常|已(?:更正|修复|解决)|出现这句|未再出现"
     r"|(?:出现|遇到)(?:这个|此|该)?(?:错误|提示|报错)?时|(?:这条|此|该)(?:提示|报错|错误)(?:说明|表示)|——\s*\p{Han}{1,6}[:：]"
 )
 
@@ -595,9 +679,9 @@ _VALUE_GOES_ON = _BEFORE_COLON + r"[:：]\s*[$€£¥]?\d(?:[^\n.。!！?？;；
 #: A head that names this many different 4xx/5xx statuses is a reference about statuses (a
 #: glossary, a table, "400 Invalid Format, 401 Authentication Fails, 402 …"), not one error.
 STATUS_REFERENCE_CODES = 3
-#: A 4xx/5xx number standing alone (not inside a word, an id or a decimal). Python's re: the
-#: lookarounds are one character wide, so the scan stays linear.
-_STATUS_NUMBER_RE = re.compile(r"(?<![\w.])[45]\d\d(?![\w.])")
+#: A 4xx/5xx number standing alone (not inside a word, an id or a decimal, nor a stack frame's line and column:
+#: "dio_mixin.dart:488:35"). Python's re: the lookarounds are one or two characters wide, so the scan stays linear.
+_STATUS_NUMBER_RE = re.compile(r"(?<![\w.:])[45]\d\d(?![\w.]|:\d)")
 
 
 def _names_many_statuses(head: str) -> bool:
@@ -734,8 +818,25 @@ _GOES_ON_LIKE_A_PROVIDER_RE = re.compile(r"(?i)please|retry|try again|请|稍后
 #: Chosen on the folds and a breaking set of short provider messages.
 DESCRIPTION_MIN_CHARS = 100
 _QUOTE_MARK_RE = _vocabulary(_QUOTE_MARK)
+#: Words before a quote mark that are an error's label ("错误：", "调用失败：", "Something went wrong: "): the quote holds
+#: that error's message rather than quoting an error to talk about it.
+_LABEL_THEN_QUOTE_RE = _vocabulary(_LEAD + r"[^\n]{0,24}?" + _NOUN + r"[\]*]* ?[:：] ?\z")
 _QUOTE_START_RE = _vocabulary(_QUOTE_START)
 _GLOSSARY_HEAD_RE = _vocabulary(_GLOSSARY_HEAD)
+
+
+def opens_with_a_heading(text: str) -> bool:
+    """True when ``text`` opens with a glossary, question or table heading (:data:`_GLOSSARY_HEAD`) or a report's
+    heading (:data:`_REPORT_HEAD_RE`) that no error opening follows: a reference or a report, not an error (pure)."""
+    if _GLOSSARY_HEAD_RE.match(text) is not None:
+        return True
+    report = _REPORT_HEAD_RE.match(text[:200])
+    # "Meeting summary: Error: This model's maximum context length …", "AI code review: Error 401 …": a task's name.
+    if report is None:
+        return False
+    return report.group("title") is not None or _OPENING_RE.match(text[report.end() :].lstrip()[:200]) is None
+
+
 _SENTENCE_LEAD_RE = _vocabulary(_SENTENCE_LEAD)
 _NAMED_SENTENCE_LEAD_RE = _vocabulary(_NAMED_SENTENCE_LEAD)
 _STATUS_BODY_RE = _vocabulary(_STATUS_BODY)
@@ -875,7 +976,7 @@ def error_regions(text: str, *, head_chars: int, tail_chars: int) -> list[Region
     The head opens neither of the first two when it names
     :data:`STATUS_REFERENCE_CODES` or more different 4xx/5xx statuses (a
     reference about statuses, not one error) or opens with a glossary heading
-    (:data:`_GLOSSARY_HEAD`). When the opening is followed by a JSON body, the
+    (:func:`opens_with_a_heading`). When the opening is followed by a JSON body, the
     first shape runs to the body's end (:func:`json_body_end`). The tail window is scanned only
     when the reply is longer than the head.
     """
@@ -884,13 +985,14 @@ def error_regions(text: str, *, head_chars: int, tail_chars: int) -> list[Region
     # How far an error's body may run from the head: to the reply's end when both windows meet, else the head's.
     reach = size if size <= head_chars + max(0, tail_chars) else head_end
     regions: list[Region] = []
-    if head_end and not _names_many_statuses(text[:head_end]) and _GLOSSARY_HEAD_RE.match(text) is None:
+    if head_end and not _names_many_statuses(text[:head_end]) and not opens_with_a_heading(text):
         head = text[:head_end]
         opening = _OPENING_RE.search(head)
         if (
             opening is not None
             and _DEFINITION_RE.match(text[opening.end() : opening.end() + 40]) is None
             and not _quotes_inside(opening.group())
+            and not _quoted_then_prose(text, opening)
             and (_LOG_START_RE.match(head) is None or log_lines_only(text))
             and _EXPLAINS_RE.search(text[opening.end() : opening.end() + OPENING_REACH]) is None
             and not _label_describes(text, 0, min_chars=DESCRIPTION_MIN_CHARS)
@@ -942,6 +1044,34 @@ def error_regions(text: str, *, head_chars: int, tail_chars: int) -> list[Region
     return regions
 
 
+#: What may follow an error label's quoted message on its line and keep it the error: an end, a stop, a bracket
+#: (a request id), a comma, or a request to act ("Please retry", "请稍后再试"). Words of any other kind make the
+#: reply talk about the quoted message ('Error: "401 Unauthorized" — fixed.', '错误："Rate limit exceeded" 是什么意思？').
+_AFTER_QUOTED_MESSAGE_RE = re.compile(r"[ \t]*(?:$|\n|[.。!！,，;；:：()（）\[\]{}]|please|try|retry|请|稍后)", re.I)
+
+
+def _quoted_then_prose(text: str, opening) -> bool:
+    """True when an error label (``opening``, a match ending in a colon, not a JSON body) is followed by a quoted
+    message (``"…"``, ``“…”``, ``「…」``; at least 8 characters, on one line) whose line goes on in words after the
+    closing mark (:data:`_AFTER_QUOTED_MESSAGE_RE`): an answer about that message ('Error: "401 Unauthorized" —
+    fixed.')."""
+    label = opening.group().rstrip()
+    if not label.endswith((":", "：")) or "{" in label:
+        return False
+    start = opening.end()
+    while start < len(text) and text[start] in " \t":
+        start += 1
+    if start >= len(text) or text[start] not in '"“「':
+        return False
+    closing = _CLOSING_MARKS.get(text[start], text[start])
+    end = text.find(closing, start + 1, start + 400)
+    while end > 0 and text[end - 1] == "\\":  # an escaped quote inside the message
+        end = text.find(closing, end + 1, start + 400)
+    if end < start + 9 or "\n" in text[start:end]:
+        return False
+    return _AFTER_QUOTED_MESSAGE_RE.match(text, end + 1) is None
+
+
 def _still_open(mark: str, inside: str) -> bool:
     """True when a quotation opened by ``mark`` is not closed in ``inside`` (the text after the
     mark) and is not a quoted URL. A straight quote or backtick closes a quoted name when it
@@ -957,7 +1087,11 @@ def _still_open(mark: str, inside: str) -> bool:
 def _quotes_inside(opening: str) -> bool:
     """True when an error opening holds a quotation opened after a word that is still open at its
     end ('Q: What does "Error code:'): the reply quotes the error to talk about it."""
-    return any(_still_open(found.group(1), opening[found.end(1) :]) for found in _QUOTE_MARK_RE.finditer(opening))
+    return any(
+        _still_open(found.group(1), opening[found.end(1) :])
+        and _LABEL_THEN_QUOTE_RE.match(opening[: found.start(1)]) is None
+        for found in _QUOTE_MARK_RE.finditer(opening)
+    )
 
 
 def quotes_an_error(text: str | None, *, head_chars: int) -> bool:
@@ -977,14 +1111,40 @@ def quotes_an_error(text: str | None, *, head_chars: int) -> bool:
     quote = _QUOTE_START_RE.search(head)
     if quote is None:
         return False
+    if _LABEL_THEN_QUOTE_RE.match(head[: quote.start(1)]) is not None:
+        return False  # '错误："Workflow execution failure: …"': the label's own message, in quotes
     inside = head[quote.end(1) :]
     opening = _OPENING_RE.search(inside)
     return opening is not None and _still_open(quote.group(1), opening.group())
 
 
+#: A reply that opens by introducing a quoted line: a first line ending with a colon, then a blockquote ("In the run
+#: log the last line was:\n> {"error": …}"): the answer quotes what it explains (SPEC §3.3).
+#: An introduction that says the call failed ("Sorry, I couldn't answer that:", "The AI provider returned an error:",
+#: "Claude returned:"): the blockquote under it is the error itself.
+_FAILED_INTRO_RE = re.compile(
+    r"\b(?:sorry|couldn't|could not|can't|cannot|unable|failed|fail|error|went wrong|returned|responded|said|replied)\b"
+    r"|抱歉|失败|错误|出错|无法|异常|返回",
+    re.I,
+)
+_INTRODUCED_QUOTE_RE = re.compile(r"[^\n]{3,160}[:：][ \t]*\n\s*>")
+
+
+def _introduces_a_quote(text: str) -> bool:
+    """True when ``text`` opens with an introduction and a blockquote (:data:`_INTRODUCED_QUOTE_RE`) whose first
+    line is neither an error's own label ("⚠️ Error:\n> 429 Too Many Requests") nor says the call failed
+    (:data:`_FAILED_INTRO_RE`: "Sorry, I couldn't answer that:\n> …"): those are errors."""
+    found = _INTRODUCED_QUOTE_RE.match(text)
+    if found is None:
+        return False
+    intro = text[: text.index("\n")].rstrip()
+    return _LABEL_THEN_QUOTE_RE.match(intro) is None and _FAILED_INTRO_RE.search(intro) is None
+
+
 def about_errors(text: str | None, *, head_chars: int) -> bool:
     """True when the reply is an answer about errors rather than one (pure; SPEC §3.3): it opens
-    with a glossary heading (:data:`_GLOSSARY_HEAD`), it starts by quoting an error
+    with a glossary or report heading (:func:`opens_with_a_heading`) or by introducing a blockquote
+    (:data:`_INTRODUCED_QUOTE_RE`), it starts by quoting an error
     (:func:`quotes_an_error`), or its head window names
     :data:`STATUS_REFERENCE_CODES` or more different 4xx/5xx statuses (a reference: "Status codes:
     400 bad request, 401 invalid API key, 429 too many requests …"). The shapes of
@@ -993,7 +1153,8 @@ def about_errors(text: str | None, *, head_chars: int) -> bool:
     if not text:
         return False
     return (
-        _GLOSSARY_HEAD_RE.match(text) is not None
+        opens_with_a_heading(text)
+        or _introduces_a_quote(text)
         or quotes_an_error(text, head_chars=head_chars)
         or _names_many_statuses(text[: max(0, head_chars)])
     )
@@ -1026,7 +1187,7 @@ def reply_columns(text: str) -> int:
 #: the folds: no failed reply of the folds or the older sets is left to the patterns by it.
 _ERROR_WORDS = (
     r"err|fail|exception|messag|msg|code|detail|reason|status|refus|denied|limit|quota|timeout|overload|unavailab"
-    r"|exceed|filter|错误|失败|异常|超时|限流|额度|余额|繁忙"
+    r"|exceed|filter|prohibit|violat|forbidden|unauthori|错误|失败|异常|超时|限流|额度|余额|繁忙|敏感|违规"
 )
 _ERROR_WORDS_RE = _vocabulary(_ERROR_WORDS)
 #: The longest reply :func:`is_plain_json_output` parses (a larger document is left to the model).
@@ -1052,6 +1213,10 @@ _FINE_OUTCOMES = frozenset(
         "info",
         "debug",
         "healthy",
+        "handled",
+        "resolved",
+        "recovered",
+        "diagnosed",
         "open",
         "closed",
         "merged",
@@ -1107,7 +1272,20 @@ def is_plain_json_output(text: str) -> bool:
         parsed = json.loads(text)
     except (ValueError, RecursionError):
         return False
-    return not _carries_error(parsed)
+    return _reports_a_fine_outcome(parsed) or not _carries_error(parsed)
+
+
+def _reports_a_fine_outcome(value) -> bool:
+    """True when a parsed JSON object says at its top level that it went fine ("status": "ok") and holds no
+    "error" of its own: its other fields ("lastError": "400 …, handled") are history, not this call's failure."""
+    if not isinstance(value, dict) or any(
+        value.get(key) not in (None, False, "", [], {}) for key in ("error", "errors")
+    ):
+        return False
+    return any(
+        str(key).lower() in _OUTCOME_KEYS and isinstance(item, str) and item.strip().lower() in _FINE_OUTCOMES
+        for key, item in value.items()
+    )
 
 
 def model_may_judge(text: str | None, *, head_chars: int, probability: float | None = None) -> bool:
@@ -1285,10 +1463,26 @@ def _find(matcher, text: str, start: int, end: int, folded: _FoldedWindow, *, an
     return (lo + found.start(), lo + found.end())
 
 
+#: Words that make what follows a guess ("可能是密钥错误，也可能是请求过快", "Possible quota limitations in place"):
+#: an app's list of likely causes, not the provider's report of this one ("The server may be overloaded" is still a
+#: provider's message).
+_HEDGE_RE = re.compile(r"(?:可能是|或许是|\b(?:maybe|possibly|possible|perhaps))\s*\Z", re.I)
+
+
+def hedged(text: str, span: tuple[int, int]) -> bool:
+    """True when the words right before ``span`` (up to 20 characters) make it a guess (:data:`_HEDGE_RE`)."""
+    return _HEDGE_RE.search(text, max(0, span[0] - 20), span[0]) is not None
+
+
 def _provider_words(text: str, place: Region, span: tuple[int, int] | None) -> bool:
-    """True when a match ``span`` in ``place`` can be a provider's words: neither code (in an error region) nor a
-    figure."""
-    return span is not None and not (place.in_error and in_code(text, span)) and not in_figure(text, span)
+    """True when a match ``span`` in ``place`` can be a provider's words: neither code (in an error region), nor a
+    figure, nor a guess (:func:`hedged`)."""
+    return (
+        span is not None
+        and not (place.in_error and in_code(text, span))
+        and not in_figure(text, span)
+        and not hedged(text, span)
+    )
 
 
 class Matcher:

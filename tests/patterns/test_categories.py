@@ -2218,7 +2218,6 @@ def test_answers_about_the_seventeenth_batch_s_wordings_are_no_error(reply):
     [
         ("接口响应错误 - Too Many Requests", "rate_limit"),
         ("任务-'replyer' 模型-'deepseek-v3': 客户端错误 402 - Insufficient balance", "quota"),
-        ("Error — The model is currently unavailable. Please try again.", "server_error"),
         (
             "发生异常: NotFoundError - Error code: 404 - {'error': {'code': 'InvalidEndpoint.NotFound', 'message': "
             "'The request targeted an endpoint that does not exist'}}",
@@ -2228,6 +2227,19 @@ def test_answers_about_the_seventeenth_batch_s_wordings_are_no_error(reply):
 )
 def test_an_error_label_then_a_dash_opens_the_message(reply, category):
     assert category_of(reply) == category
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Error – Rate limit exceeded\nThis section of the runbook covers what on-call should do when the dashboard "
+        "shows this alert.",
+        "错误 - 余额不足：请前往控制台充值。以上是用户看到的提示文案，我们建议改为更友好的语气。",
+        "Error - Context length exceeded? Split your document into chunks of 3,000 tokens and summarise each.",
+    ],
+)
+def test_a_bare_error_word_and_a_dash_heads_prose_not_an_error(reply):
+    assert judge(reply) is None
 
 
 @pytest.mark.parametrize(
@@ -2291,3 +2303,159 @@ def test_a_provider_s_own_words_name_the_cause_before_its_status(reply, category
 
 def test_loading_a_model_in_a_progress_report_is_no_error():
     assert judge("Loading model weights took 12 s; the server is ready.") is None
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [
+        (
+            "[请求错误]\n\n此翻译引擎不可用，可能是密钥错误，也可能是请求过快。\n\nError: HTTP POST https://api.example.com/v1/chat"
+            "/completions failed with status code 401:\n\n401 Authorization Required",
+            "auth",
+        ),
+        (
+            "✕ [API Error: 429 status code (no body)]\n  Possible quota limitations in place or slow response times "
+            "detected.",
+            "rate_limit",
+        ),
+        ("Error: The server may be overloaded, please try again later.", "overloaded"),
+    ],
+)
+def test_a_cause_an_app_only_guesses_at_does_not_name_the_error(reply, category):
+    assert category_of(reply) == category
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [
+        ("Your API key is invalid or revoked", "auth"),
+        ('Error: Status Code: 424\nResponse Content: {"title":"Failed dependency","status":424}', "server_error"),
+        (
+            "Error: OpenAI API request failed [404]:\n\nThe model `text-davinci-003` has been deprecated",
+            "model_not_found",
+        ),
+        ('{\n  "error": true,\n  "message": "missing BAIDU_API_KEY or BAIDU_SECRET_KEY in server env vars"\n}', "auth"),
+        (
+            'Status code: 400, body: {"errors":[{"code":"invalid_input_argument","message":"Token sequence length is '
+            'longer than the specified maximum sequence length for this model (1336 > 512)."}]}',
+            "context_length",
+        ),
+        (
+            'ModelError: Received server error (500) from model with message "<title>500 Internal Server Error</title>'
+            ' Either the server is overloaded or there is an error in the application."',
+            "server_error",
+        ),
+        ('AnthropicException - {"type":"error","error":{"type":"not_found_error","message":"Not Found"}}', "other"),
+        (
+            '{"type":"error","error":{"type":"not_found_error","message":"model: claude-3-opus-2024"}}',
+            "model_not_found",
+        ),
+        (
+            "flutter: have Error [429] => Data: {error: {message: You exceeded your current quota, type: "
+            "insufficient_quota}}\n#0 DioMixin.fetch (package:dio/src/dio_mixin.dart:488:35)\n"
+            "#1 DioMixin.request (package:dio/src/dio_mixin.dart:483:12)\n#2 DioMixin.post (package:dio/src/dio_mixin.dart:97:12)",
+            "quota",
+        ),
+        (
+            '错误："Workflow execution failure: Error code: 404 - {\\"code\\":\\"InvalidEndpointOrModel.NotFound\\",'
+            '\\"message\\":\\"The model or endpoint doubao-seed-1.6 does not exist\\"}"',
+            "model_not_found",
+        ),
+    ],
+)
+def test_failed_replies_of_the_eighteenth_batch_s_wordings_name_their_cause(reply, category):
+    assert category_of(reply) == category
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Quota planning note: 37 scaling plans in use (limit 100, adjustable); no increase request needed.",
+        "网络性能监控周报（第 32 周）\n\n一、整体情况：本周共产生告警 9 条，均为短时 Ping 超时。",
+        "Incident summary: rate limit exceeded twice on Tuesday, both retried after 2 s.",
+        '报错："Rate limit reached for gpt-4o" 怎么办？',
+        "Your API key is invalid if it was created before March; rotate it in the console.",
+    ],
+)
+def test_answers_about_the_eighteenth_batch_s_wordings_are_no_error(reply):
+    assert judge(reply) is None
+
+
+def test_an_app_s_error_report_heading_still_opens_the_error():
+    assert category_of("错误报告：error: 500 Internal Server Error Internal server error") == "server_error"
+
+
+def test_a_reference_table_with_a_meaning_column_is_an_answer_about_errors():
+    table = "| status_code | 含义 | 处理 |\n|---|---|---|\n| 50001 | Invalid API key | 检查 Key |\n| 50002 | Insufficient balance | 充值 |"
+    assert about_errors(table, head_chars=500) and judge(table) is None
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [
+        ("Streaming response failed: [503] The request queue is full.", "overloaded"),
+        ("Failed to connect to LLM Provider: License validation failed", "auth"),
+        ("2023-11-22 10:01:37 [ERROR] Pipeline failed on step 4: No result returned", "incomplete"),
+        ('EnforcementMessage: "This agent is currently unavailable. It has reached its usage limit."', "quota"),
+        ("ERROR | 请求百川 API 时发生错误：{'error_code': 10105, 'text': 'Invalid Signature parameter'}", "auth"),
+    ],
+)
+def test_the_words_of_a_reply_the_model_decides_name_its_category(reply, category):
+    found = builtin_matcher().name(reply, head_chars=500, tail_chars=800)
+    assert found is not None and found.category == category
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [
+        ("Error summary: 429 Too Many Requests", "rate_limit"),
+        ("Exception report: openai.RateLimitError: Error code: 429 - rate limit reached", "rate_limit"),
+    ],
+)
+def test_an_error_s_own_summary_label_still_opens_the_error(reply, category):
+    assert category_of(reply) == category
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [
+        ("Meeting summary: Error: This model's maximum context length is 16385 tokens.", "context_length"),
+        ("AI code review: Error 401 Unauthorized - Incorrect API key provided.", "auth"),
+        ("Failed to generate summary: Error code: 429 - {'error': {'code': 'rate_limit_exceeded'}}", "rate_limit"),
+    ],
+)
+def test_a_task_s_name_before_an_error_is_no_report_heading(reply, category):
+    assert category_of(reply) == category
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "【周报】API 调用情况：429 Too Many Requests 37 次，均在重试后成功。",
+        'Exception: "429 Too Many Requests" was thrown by the SDK in 3 of 200 runs; all were retried successfully.',
+        'Error: "401 Unauthorized" — fixed. The key had a trailing space; calls work again.',
+        'Error message: "The model `gpt-4` does not exist" — this happens because your key lacks access to GPT-4.',
+    ],
+)
+def test_a_report_or_a_quoted_message_talked_about_is_no_error(reply):
+    assert judge(reply) is None
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [
+        ('Error: "Rate limit reached for gpt-4o" (request id: abc)', "rate_limit"),
+        ('Error: "Invalid API key provided". Please check your settings.', "auth"),
+    ],
+)
+def test_a_quoted_message_after_a_label_that_ends_there_is_the_error(reply, category):
+    assert category_of(reply) == category
+
+
+def test_an_introduction_that_says_the_call_failed_keeps_its_blockquote_an_error():
+    from patterns.matching import about_errors
+
+    assert not about_errors("Sorry, I couldn't answer that:\n> Error code: 429 - Rate limit reached", head_chars=500)
+    assert about_errors(
+        'In the run log the last line was:\n> {"error": {"code": 500}}\n\nTrim the input.', head_chars=500
+    )
