@@ -1090,8 +1090,15 @@ def _quotes_inside(opening: str) -> bool:
     return any(
         _still_open(found.group(1), opening[found.end(1) :])
         and _LABEL_THEN_QUOTE_RE.match(opening[: found.start(1)]) is None
+        and not _call_argument(opening, found.start(1))
         for found in _QUOTE_MARK_RE.finditer(opening)
     )
+
+
+def _call_argument(text: str, at: int) -> bool:
+    """True when the quote mark at ``at`` opens a call's or an exception's argument: right after a name and "("
+    (Python's 'BadRequestError("Error code: 400 …")'), which is how an error prints, not a quotation."""
+    return at >= 2 and text[at - 1] == "(" and (text[at - 2].isalnum() or text[at - 2] == "_")
 
 
 def quotes_an_error(text: str | None, *, head_chars: int) -> bool:
@@ -1111,8 +1118,8 @@ def quotes_an_error(text: str | None, *, head_chars: int) -> bool:
     quote = _QUOTE_START_RE.search(head)
     if quote is None:
         return False
-    if _LABEL_THEN_QUOTE_RE.match(head[: quote.start(1)]) is not None:
-        return False  # '错误："Workflow execution failure: …"': the label's own message, in quotes
+    if _LABEL_THEN_QUOTE_RE.match(head[: quote.start(1)]) is not None or _call_argument(head, quote.start(1)):
+        return False  # '错误："Workflow execution failure: …"', 'BadRequestError("Error code: 400 …")': the error's own text
     inside = head[quote.end(1) :]
     opening = _OPENING_RE.search(inside)
     return opening is not None and _still_open(quote.group(1), opening.group())
@@ -1144,8 +1151,8 @@ def _introduces_a_quote(text: str) -> bool:
 def about_errors(text: str | None, *, head_chars: int) -> bool:
     """True when the reply is an answer about errors rather than one (pure; SPEC §3.3): it opens
     with a glossary or report heading (:func:`opens_with_a_heading`) or by introducing a blockquote
-    (:data:`_INTRODUCED_QUOTE_RE`), it starts by quoting an error
-    (:func:`quotes_an_error`), or its head window names
+    (:data:`_INTRODUCED_QUOTE_RE`), it starts by quoting an error (:func:`quotes_an_error`) or with a
+    label and a quoted message it talks about (:func:`_quoted_then_prose`), or its head window names
     :data:`STATUS_REFERENCE_CODES` or more different 4xx/5xx statuses (a reference: "Status codes:
     400 bad request, 401 invalid API key, 429 too many requests …"). The shapes of
     :func:`error_regions` already refuse both to the patterns; the learned model's verdict yields to
@@ -1156,8 +1163,16 @@ def about_errors(text: str | None, *, head_chars: int) -> bool:
         opens_with_a_heading(text)
         or _introduces_a_quote(text)
         or quotes_an_error(text, head_chars=head_chars)
+        or _talks_about_a_quoted_message(text[: max(0, head_chars)])
         or _names_many_statuses(text[: max(0, head_chars)])
     )
+
+
+def _talks_about_a_quoted_message(head: str) -> bool:
+    """True when ``head`` opens with an error label and a quoted message its line goes on talking about
+    (:func:`_quoted_then_prose`: 'Error: "401 Unauthorized" — fixed.', '错误："Rate limit exceeded" 是什么意思？')."""
+    opening = _OPENING_RE.match(head)
+    return opening is not None and _quoted_then_prose(head, opening)
 
 
 #: The shortest reply the learned model judges, in columns (a CJK character counts two): below

@@ -2459,3 +2459,63 @@ def test_an_introduction_that_says_the_call_failed_keeps_its_blockquote_an_error
     assert about_errors(
         'In the run log the last line was:\n> {"error": {"code": 500}}\n\nTrim the input.', head_chars=500
     )
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        '错误："Rate limit exceeded" 是什么意思？我每分钟只发了两个请求。',
+        'Error: "Service Unavailable" you saw last night was our maintenance window; it is over now.',
+    ],
+)
+def test_the_model_yields_on_a_quoted_message_the_reply_talks_about(reply):
+    assert about_errors(reply, head_chars=500)
+
+
+def test_the_model_still_judges_a_quoted_message_that_is_the_error():
+    assert not about_errors('错误："Workflow execution failure: Error code: 429 - rate limit reached"', head_chars=500)
+
+
+# --- the nineteenth batch's folds ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [
+        (
+            'PROXY ERROR 400: data:{"error":{"code":"421","message":"Moderation Block","param":"The request was '
+            'rejected because it was considered high risk","type":"content_filter"}}',
+            "content_filter",
+        ),
+        ("API Error: BadRequestError(\"Error code: 400 - {'message': 'Engine is not loaded yet'}\")", "overloaded"),
+        ("Proxy error: connection refused by upstream 10.0.0.4:8080", "network"),
+    ],
+)
+def test_failed_replies_of_the_nineteenth_batch_s_wordings_name_their_cause(reply, category):
+    assert category_of(reply) == category
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [
+        (
+            "WARN proxy::rate_limit: 检测到模型容量不足 (MODEL_CAPACITY_EXHAUSTED)，服务端暂无可用实例，15秒后重试",
+            "overloaded",
+        ),
+        ("Error: Processing the pdf failed due to excess load. Please try again later.", "overloaded"),
+        (
+            "Query or prefix prompt is too long, you can reduce the prefix prompt, or shrink the max token",
+            "context_length",
+        ),
+        ("对话时，直接报错为：Inference server exited with code  4294967295。", "server_error"),
+        ("xinference ERROR [address=0.0.0.0:35395, pid=157] CUDA error: device-side assert triggered", "server_error"),
+        ("Your secretKey is not configured.", "auth"),
+    ],
+)
+def test_the_words_of_the_nineteenth_batch_s_failed_replies_name_their_category(reply, category):
+    found = builtin_matcher().name(reply, head_chars=500, tail_chars=800)
+    assert found is not None and found.category == category
+
+
+def test_an_exception_s_quoted_argument_is_the_error_not_a_quotation():
+    assert not about_errors("API Error: BadRequestError(\"Error code: 400 - {'message': 'x'}\")", head_chars=500)
