@@ -287,7 +287,8 @@ def _judge(visit, status, output, final_text, error, agent: AgentResult | None) 
             _Judgement(VisitStatus.FAILED, output, reason, decided_by=DecidedBy.ENGINE), output.get("message")
         )
     # 5. SUCCESS whose agent reply is really an error (only a sent finalText is judged).
-    det = _detect(final_text)
+    blank = is_blank(final_text)
+    det = None if blank else detect(final_text)
     if det is not None:
         quote = final_text[:REASON_QUOTE_CHARS]
         reason = f'The agent reply matched error pattern "{det.name}": "{quote}"'
@@ -301,7 +302,7 @@ def _judge(visit, status, output, final_text, error, agent: AgentResult | None) 
             DecidedBy.PATTERN,
         )
     # 5a. SUCCESS whose reply the detection model calls a failed LLM call (SPEC §3.3a).
-    verdict = None if is_blank(final_text) else model_decision(final_text)
+    verdict = None if blank else model_decision(final_text)
     if verdict is not None:
         quote = final_text[:REASON_QUOTE_CHARS]
         reason = f'The agent reply looks like a failed LLM call (model score {verdict.probability:.2f}): "{quote}"'
@@ -316,7 +317,7 @@ def _judge(visit, status, output, final_text, error, agent: AgentResult | None) 
         judged.model_score = verdict.probability
         return judged
     # 6. SUCCESS with a blank reply, or an answer envelope with nothing in it ({"text": ""}).
-    if final_text is not None and is_blank(final_text):
+    if final_text is not None and blank:
         reason = (
             "empty agent reply" if not final_text.strip() else "empty agent reply (an answer envelope with no text)"
         )

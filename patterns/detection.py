@@ -29,9 +29,9 @@ from patterns.matching import (
     Detection,
     Matcher,
     SetTooCostly,
-    blank_detection,
     compile_patterns,
     is_blank,
+    reply_rules_detect,
     verdict_json,
 )
 from patterns.models import Category, HermesErrorPattern, PatternSetVersion
@@ -135,9 +135,7 @@ def detect(text: str | None) -> Detection | None:
     ``settings.PATTERNS_SCAN_TAIL_CHARS``. Costs one small query per call to
     check the pattern-set version; recompiles only after a change.
     """
-    if is_blank(text):
-        return blank_detection()
-    return current_matcher().detect(text, **_windows())
+    return reply_rules_detect(current_matcher(), text, **_windows())
 
 
 def detect_matches(text: str | None, *, matcher: Matcher | None = None) -> list[Detection]:

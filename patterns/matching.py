@@ -112,7 +112,23 @@ def blank_detection() -> Detection:
 def is_blank(text: str | None) -> bool:
     """True when ``text`` is None, empty or only whitespace, or is an answer envelope with nothing in
     it (:func:`empty_answer_envelope`: ``{"text": ""}``): a reply that carries no answer (SPEC §3.3)."""
-    return not text or not text.strip() or empty_answer_envelope(text)
+    stripped = text.strip() if text else ""
+    return not stripped or _document_empty(_json_document(stripped, max_chars=ENVELOPE_MAX_CHARS))
+
+
+#: What :func:`_json_document` returns for text that is not one JSON document.
+_NOT_JSON = object()
+
+
+def _json_document(stripped: str, *, max_chars: int):
+    """``stripped`` (text without surrounding whitespace) parsed as one JSON object or array, or :data:`_NOT_JSON`
+    when it is longer than ``max_chars``, is not bracketed as one, or does not parse."""
+    if len(stripped) > max_chars or stripped[:1] not in "{[" or stripped[-1:] not in "}]":
+        return _NOT_JSON
+    try:
+        return json.loads(stripped)
+    except (ValueError, RecursionError):
+        return _NOT_JSON
 
 
 #: Fields of an LLM's answer envelope that hold the answer ("text", OpenAI's message "content", Gemini's "parts" …).
@@ -205,13 +221,11 @@ def empty_answer_envelope(text: str) -> bool:
     ``tool_calls`` or a ``refusal``, and ``"finish_reason": "content_filter"`` are not empty. Replies over
     :data:`ENVELOPE_MAX_CHARS` are never envelopes.
     """
-    stripped = text.strip()
-    if len(stripped) > ENVELOPE_MAX_CHARS or stripped[:1] not in "{[" or stripped[-1:] not in "}]":
-        return False
-    try:
-        parsed = json.loads(stripped)
-    except (ValueError, RecursionError):
-        return False
+    return _document_empty(_json_document(text.strip(), max_chars=ENVELOPE_MAX_CHARS))
+
+
+def _document_empty(parsed) -> bool:
+    """True when a parsed JSON document (or :data:`_NOT_JSON`) is an empty answer envelope or a list of them."""
     if isinstance(parsed, list):
         return bool(parsed) and all(isinstance(item, dict) and _envelope_empty(item, depth=0) for item in parsed)
     return isinstance(parsed, dict) and _envelope_empty(parsed, depth=0)
@@ -1088,17 +1102,18 @@ def _quotes_inside(opening: str) -> bool:
     """True when an error opening holds a quotation opened after a word that is still open at its
     end ('Q: What does "Error code:'): the reply quotes the error to talk about it."""
     return any(
-        _still_open(found.group(1), opening[found.end(1) :])
-        and _LABEL_THEN_QUOTE_RE.match(opening[: found.start(1)]) is None
-        and not _call_argument(opening, found.start(1))
+        _still_open(found.group(1), opening[found.end(1) :]) and _opens_a_quotation(opening, found.start(1))
         for found in _QUOTE_MARK_RE.finditer(opening)
     )
 
 
-def _call_argument(text: str, at: int) -> bool:
-    """True when the quote mark at ``at`` opens a call's or an exception's argument: right after a name and "("
-    (Python's 'BadRequestError("Error code: 400 …")'), which is how an error prints, not a quotation."""
-    return at >= 2 and text[at - 1] == "(" and (text[at - 2].isalnum() or text[at - 2] == "_")
+def _opens_a_quotation(text: str, at: int) -> bool:
+    """False when the quote mark at ``at`` holds the error's own text rather than quoting one: after an error's
+    label ('错误："Workflow execution failure: …"', :data:`_LABEL_THEN_QUOTE_RE`) or as a call's or an exception's
+    argument, right after a name and "(" (Python's 'BadRequestError("Error code: 400 …")')."""
+    if _LABEL_THEN_QUOTE_RE.match(text[:at]) is not None:
+        return False
+    return not (at >= 2 and text[at - 1] == "(" and (text[at - 2].isalnum() or text[at - 2] == "_"))
 
 
 def quotes_an_error(text: str | None, *, head_chars: int) -> bool:
@@ -1118,8 +1133,8 @@ def quotes_an_error(text: str | None, *, head_chars: int) -> bool:
     quote = _QUOTE_START_RE.search(head)
     if quote is None:
         return False
-    if _LABEL_THEN_QUOTE_RE.match(head[: quote.start(1)]) is not None or _call_argument(head, quote.start(1)):
-        return False  # '错误："Workflow execution failure: …"', 'BadRequestError("Error code: 400 …")': the error's own text
+    if not _opens_a_quotation(head, quote.start(1)):
+        return False
     inside = head[quote.end(1) :]
     opening = _OPENING_RE.search(inside)
     return opening is not None and _still_open(quote.group(1), opening.group())
@@ -1134,7 +1149,7 @@ _FAILED_INTRO_RE = re.compile(
     r"|抱歉|失败|错误|出错|无法|异常|返回",
     re.I,
 )
-_INTRODUCED_QUOTE_RE = re.compile(r"[^\n]{3,160}[:：][ \t]*\n\s*>")
+_INTRODUCED_QUOTE_RE = re.compile(r"(?P<intro>[^\n]{3,160}[:：])[ \t]*\n\s*>")
 
 
 def _introduces_a_quote(text: str) -> bool:
@@ -1144,7 +1159,7 @@ def _introduces_a_quote(text: str) -> bool:
     found = _INTRODUCED_QUOTE_RE.match(text)
     if found is None:
         return False
-    intro = text[: text.index("\n")].rstrip()
+    intro = found.group("intro")
     return _LABEL_THEN_QUOTE_RE.match(intro) is None and _FAILED_INTRO_RE.search(intro) is None
 
 
@@ -1245,6 +1260,11 @@ _FINE_OUTCOMES = frozenset(
 )
 
 
+def _fine_outcome(value) -> bool:
+    """True when a JSON value is a string that names a fine outcome (:data:`_FINE_OUTCOMES`: "ok", "成功" …)."""
+    return isinstance(value, str) and value.strip().lower() in _FINE_OUTCOMES
+
+
 def _carries_error(value, depth: int = 0) -> bool:
     """True when a parsed JSON value names an error in a field that is not empty (null, false, 0, "", [], {}
     say nothing) and not a fine outcome ("status": "ok", "code": 200, "errmsg": "ok")."""
@@ -1259,13 +1279,13 @@ def _carries_error(value, depth: int = 0) -> bool:
                 if _carries_error(item, depth + 1):
                     return True
                 continue
-            if name in _ERROR_TEXT_KEYS and isinstance(item, str) and item.strip().lower() in _FINE_OUTCOMES:
+            if name in _ERROR_TEXT_KEYS and _fine_outcome(item):
                 continue
             if name.endswith("id") and isinstance(item, str | int):  # an identifier: msgid, message_id, request_id
                 continue
             if name in _OUTCOME_KEYS:
                 fine = isinstance(item, bool) or (isinstance(item, int | float) and 0 <= item < 400)
-                if fine or (isinstance(item, str) and item.strip().lower() in _FINE_OUTCOMES):
+                if fine or _fine_outcome(item):
                     continue
                 return True
             if _ERROR_WORDS_RE.search(name) is not None or _carries_error(item, depth + 1):
@@ -1280,14 +1300,8 @@ def is_plain_json_output(text: str) -> bool:
     """True when ``text`` is one JSON object or array none of whose fields carries an error
     (:func:`_carries_error`, :data:`_ERROR_WORDS`): a node's structured output, not an error body
     (pure; SPEC §3.3a)."""
-    text = text.strip()
-    if len(text) > PLAIN_JSON_MAX_CHARS or text[:1] not in "{[" or text[-1:] not in "}]":
-        return False
-    try:
-        parsed = json.loads(text)
-    except (ValueError, RecursionError):
-        return False
-    return _reports_a_fine_outcome(parsed) or not _carries_error(parsed)
+    parsed = _json_document(text.strip(), max_chars=PLAIN_JSON_MAX_CHARS)
+    return parsed is not _NOT_JSON and (_reports_a_fine_outcome(parsed) or not _carries_error(parsed))
 
 
 def _reports_a_fine_outcome(value) -> bool:
@@ -1297,10 +1311,7 @@ def _reports_a_fine_outcome(value) -> bool:
         value.get(key) not in (None, False, "", [], {}) for key in ("error", "errors")
     ):
         return False
-    return any(
-        str(key).lower() in _OUTCOME_KEYS and isinstance(item, str) and item.strip().lower() in _FINE_OUTCOMES
-        for key, item in value.items()
-    )
+    return any(str(key).lower() in _OUTCOME_KEYS and _fine_outcome(item) for key, item in value.items())
 
 
 def model_may_judge(text: str | None, *, head_chars: int, probability: float | None = None) -> bool:
@@ -1587,7 +1598,7 @@ class Matcher:
         return list(self._iter_matches(text, head_chars=head_chars, tail_chars=tail_chars))
 
     def _iter_matches(self, text, *, head_chars, tail_chars, placed=True):
-        if is_blank(text) or not len(self):
+        if not text or not text.strip() or not len(self):  # callers decide what a blank reply is (is_blank)
             return
         for rule, matcher, places, folded_places in self._candidates(text, head_chars, tail_chars, placed=placed):
             span = self._span(matcher, text, places, folded_places)
@@ -1622,6 +1633,14 @@ class Matcher:
         of a reply already judged a failed call by other means (SPEC §3.3a: the
         model decides *that* it failed, the provider's words say *how*)."""
         return next(self._iter_matches(text, head_chars=head_chars, tail_chars=tail_chars, placed=False), None)
+
+
+def reply_rules_detect(matcher: Matcher, text: str | None, *, head_chars: int, tail_chars: int) -> Detection | None:
+    """The rules' verdict on a reply (pure; SPEC §3.3): a blank reply (:func:`is_blank`, an empty answer envelope
+    included) is FAILED as :func:`blank_detection`, else the best pattern of ``matcher`` that matches, or None."""
+    if is_blank(text):
+        return blank_detection()
+    return matcher.detect(text, head_chars=head_chars, tail_chars=tail_chars)
 
 
 def compile_patterns(rules: Iterable[Any]) -> Matcher:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from patterns.builtins import BUILTINS
-from patterns.matching import Detection, Matcher, blank_detection, compile_patterns, is_blank
+from patterns.matching import Detection, Matcher, compile_patterns, reply_rules_detect
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "tests" / "data"
@@ -76,11 +76,9 @@ def seed_matcher() -> Matcher:
 
 
 def rule_detect(matcher: Matcher, text: str, *, head_chars=HEAD_CHARS, tail_chars=TAIL_CHARS) -> Detection | None:
-    """The verdict of the rules alone, as production gives it: a blank reply (or an empty answer envelope)
-    is FAILED, ``incomplete`` (:func:`patterns.matching.is_blank`), else the first pattern that matches."""
-    if is_blank(text):
-        return blank_detection()
-    return matcher.detect(text, head_chars=head_chars, tail_chars=tail_chars)
+    """The verdict of the rules alone, as production gives it (:func:`patterns.matching.reply_rules_detect`), with
+    the default windows."""
+    return reply_rules_detect(matcher, text, head_chars=head_chars, tail_chars=tail_chars)
 
 
 @dataclass
