@@ -1339,14 +1339,21 @@ def in_code(text: str, span: tuple[int, int]) -> bool:
     return start > 0 and text[start - 1] == "_" and text[end : end + 1] == "_"
 
 
+#: A port named right before a number ("port=443", "port 443", "port: 443"), as urllib3's HTTPSConnectionPool shows it.
+_PORT_BEFORE_RE = re.compile(r"\bport\s*[=:]?\s*\Z", re.I)
+
+
 def in_figure(text: str, span: tuple[int, int]) -> bool:
     """True when ``text[span]`` is three digits that belong to a figure, not a status code (pure; SPEC §3.3):
     part of a larger number or an amount ("1,429,000", "19.429", "$429", "€503"), a percentage ("429%"), a
     number in a list of numbers ("rows 44, 529, 1003"), a value after "=" ("n = 502"), a phone number
-    ("400-820-8820"), a compound word ("the 503-page manual") or a port after a host ("ollama.com:443/")."""
+    ("400-820-8820"), a compound word ("the 503-page manual") or a port after a host ("ollama.com:443/") or
+    named as one ("port=443", "port 443")."""
     start, end = span
     if end - start != 3 or not text[start:end].isdigit():
         return False
+    if _PORT_BEFORE_RE.search(text, max(0, start - 8), start):
+        return True
     before, after = text[max(0, start - 3) : start], text[end : end + 2]
     if before[-1:] in (",", ".", "$", "€", "£", "¥", "#") or before.endswith("= "):
         return True

@@ -2519,3 +2519,77 @@ def test_the_words_of_the_nineteenth_batch_s_failed_replies_name_their_category(
 
 def test_an_exception_s_quoted_argument_is_the_error_not_a_quotation():
     assert not about_errors("API Error: BadRequestError(\"Error code: 400 - {'message': 'x'}\")", head_chars=500)
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [
+        (
+            "error : Error code: 500 - {'statusCode': 500, 'message': '400 Unable to access model gpt-4o-mini. '}",
+            "model_not_found",
+        ),
+        (
+            '400: {"error":{"code":"InvalidParameter","message":"The parameter `model` specified in the request are '
+            'not valid: the requested model doubao-x does not support this api."}}',
+            "model_not_found",
+        ),
+        ('[400]: {"status":400,"detail":"Function id \'87ea\': DEGRADED function cannot be invoked"}', "server_error"),
+        (
+            "httpx.HTTPStatusError: Server error '504 No response from server' for url 'http://localhost:3000/v1'",
+            "timeout",
+        ),
+        ("OpenAI API错误, 原因: 连接出错: Invalid URL (POST /chat/completions)", "other"),
+        (
+            'Post "https://api.openai.com/v1/chat/completions": dial tcp 1.2.3.4:443: connect: connection timed out',
+            "network",
+        ),
+        (
+            '{"error":{"message":"Status { code: ResourceExhausted, message: \\"Admission denied: '
+            'load_shed_probability=0.85\\" }"}}',
+            "overloaded",
+        ),
+        (
+            "openai.PermissionDeniedError: Error code: 403 - {'error': {'message': 'The free quota has been "
+            "exhausted.'}}",
+            "quota",
+        ),
+    ],
+)
+def test_the_body_s_cause_beats_the_status_or_the_wrapper_around_it(reply, category):
+    assert category_of(reply) == category
+
+
+def test_a_port_after_port_is_not_a_status():
+    reply = (
+        "requests.exceptions.ConnectionError: HTTPSConnectionPool(host='api.example', port=443): Max retries "
+        "exceeded with url: /models (Caused by NameResolutionError(\"Failed to resolve 'api.example'\"))"
+    )
+    assert category_of(reply) == "network"
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [
+        (
+            "botocore.errorfactory.ValidationException: An error occurred (ValidationException) when calling the "
+            "InvokeModel operation: Malformed input request: expected maxLength: 42000, actual: 46735",
+            "context_length",
+        ),
+        ("Generate API was removed on September 15 2025. Please migrate to Chat API.", "model_not_found"),
+        (
+            "ValidationException: Invocation of model ID anthropic.claude-x with on-demand throughput isn’t supported.",
+            "other",
+        ),
+        ('[WARN] request failed, body={"code":4101,"msg":"The token you entered is incorrect."}', "auth"),
+        ("Error: OpenAI or Azure OpenAI API key not found", "auth"),
+        ("tenacity.RetryError: RetryError[<Future at 0x26f state=finished raised PermissionDeniedError>]", "auth"),
+        (
+            'ERROR  Bad Request\n\nFailed to load model "qwen/qwen3-coder-30b". Error: Operation canceled.',
+            "server_error",
+        ),
+        ("请珍惜机器人，当前提问内容不合规！", "content_filter"),
+    ],
+)
+def test_the_words_of_failed_replies_the_model_finds_name_their_category(reply, category):
+    found = builtin_matcher().name(reply, head_chars=500, tail_chars=800)
+    assert found is not None and found.category == category
