@@ -67,6 +67,8 @@ LATER_BATCH_SEEDS = {
     17: 20261221,
     18: 20261223,
     19: 20261225,
+    20: 20261227,
+    21: 20261228,
 }
 #: Share of rows (drawn as whole families) in the held-out part.
 HELDOUT_SHARE = 0.25

@@ -577,7 +577,7 @@ _DEFINITION = (
 #: Words that explain what an error means ("… does not always mean you sent too many requests", "这不是限流而是
 #: 套餐问题", "表示上游响应超时"), refer to the message they follow ("That is the message OpenAI returns …", "— that's
 #: OpenAI's generic 500 text", "：这是…返回的 402 提示") or report that it was dealt with ("I fixed …", "调用恢复正常",
-#: "今天未再出现"): after a label, and anywhere in a one-sentence reply's head, they make the reply an answer about an
+#: "今天未再出现", "…（http status code: 429）说明 OCI 做了限流", "{"detail":"Not Found"} 是本地服务返回的 404"): after a label, and anywhere in a one-sentence reply's head, they make the reply an answer about an
 #: error, not the error. Provider messages explain how to go on, not what they mean ("Did you mean …?" is no
 #: explanation). Chosen on the folds: no failed reply there carries one.
 _EXPLAINS = (
@@ -589,6 +589,7 @@ _EXPLAINS = (
     r"|updated|restarted|raised)\b|\s[—–]\s[^\n]{0,30}?\b(?:this|that|it) (?:is|'s|means)\b"
     r"|含义是|意思是|什么意思|指的是|是因为|怎么办|怎么解决|如何解决|\bhow (?:do I|to|can I) (?:fix|solve|resolve)\b|[:：—]\s*这是|(?:重试|调用|请求)成功|恢复正常|已(?:更正|修复|解决)|出现这句|未再出现"
     r"|(?:出现|遇到)(?:这个|此|该)?(?:错误|提示|报错)?时|(?:这条|此|该)(?:提示|报错|错误)(?:说明|表示)|——\s*\p{Han}{1,6}[:：]"
+    r"|[）)\]}][，,]?\s*说明[^:：]|[}\]]\s*是\p{Han}"
 )
 
 #: A label's message that describes rather than reports: a lowercase "the" and a verb of being or duty within a

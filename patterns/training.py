@@ -207,9 +207,23 @@ def threshold_choose(
     return best if best is not None else 0.99
 
 
+#: What, beside the rows, decides the weights: a change to any of these gives a new version.
+TRAINING_SETTINGS = {
+    "ngramRange": list(NGRAM_RANGE),
+    "minDf": MIN_DF,
+    "maxFeatures": MAX_FEATURES,
+    "errorC": ERROR_C,
+    "categoryC": CATEGORY_C,
+    "categoryClassWeight": CATEGORY_CLASS_WEIGHT,
+    "ordinaryWeight": ORDINARY_WEIGHT,
+    "maxOrdinaryFpRate": MAX_ORDINARY_FP_RATE,
+}
+
+
 def rows_digest(rows: list[dict]) -> str:
-    """A short digest of training rows (text and labels), to name a model's version."""
-    digest = hashlib.sha256()
+    """A short digest of training rows (text and labels) and of TRAINING_SETTINGS, to name a model's
+    version: the same rows trained with other settings get another version."""
+    digest = hashlib.sha256(json.dumps(TRAINING_SETTINGS, sort_keys=True).encode())
     for row in _rows_sorted(rows):
         digest.update(json.dumps([row["text"], bool(row["isError"]), row.get("category")]).encode())
     return digest.hexdigest()[:12]

@@ -2593,3 +2593,77 @@ def test_a_port_after_port_is_not_a_status():
 def test_the_words_of_failed_replies_the_model_finds_name_their_category(reply, category):
     found = builtin_matcher().name(reply, head_chars=500, tail_chars=800)
     assert found is not None and found.category == category
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [
+        ("已被安全过滤器拦截。", "content_filter"),
+        ("超出上下文长度限制。", "context_length"),
+        ("API 密钥无效 (401)。", "auth"),
+        ("需要计费 (402)。请在 Google Cloud 项目中启用计费。", "quota"),
+        ("网络问题。请检查连接或 CORS。", "network"),
+        ("配额已超限", "quota"),
+        ("响应解析错误", "incomplete"),
+        ("模型已被官方禁用", "model_not_found"),
+    ],
+)
+def test_an_app_s_short_chinese_error_string_is_an_error_of_its_category(reply, category):
+    assert category_of(reply) == category
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [
+        (
+            '{"error":"HTTP 請求失敗: error sending request for url (https://api.poe.com/bot/claude-3.5-sonnet)"}',
+            "network",
+        ),
+        (
+            "stream error: stream disconnected before completion: error sending request for url "
+            "(https://api.openai.com/v1/responses); retrying 3/5 in 1.2s",
+            "incomplete",
+        ),
+        (
+            "[AI分析] 第1次尝试AI调用失败: Failed to deserialize the JSON body into the target type: messages[0]",
+            "other",
+        ),
+        (
+            '{"error":{"code":"unsupported_country_region_territory","message":"Country, region, or territory not '
+            'supported","type":"request_forbidden"}}',
+            "auth",
+        ),
+        ('{\n    "error": "No API key found",\n    "trace": "isAuthenticated.error"\n}', "auth"),
+        (
+            'Error calling LLM: litellm.BadRequestError: DeepseekException -       \n{"error":{"message":"Model Not'
+            '       \nExist","type":"invalid_request_error"}}',
+            "model_not_found",
+        ),
+        ("RuntimeError: No model has been loaded", "model_not_found"),
+        ("Not enough resources to load the model with the current settings", "server_error"),
+        (
+            "Error: Request failed with status code 429. More information about this error: "
+            "https://www.codegpt.co/docs/tutorial-basics/api_errors",
+            "rate_limit",
+        ),
+    ],
+)
+def test_failed_replies_of_the_twentieth_and_twenty_first_batches_wordings_name_their_cause(reply, category):
+    assert category_of(reply) == category
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        'Claude Code 里出现 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}，说明 Anthropic '
+        "的服务器当前负载过高，暂时处理不了请求。",
+        "Service error:TooManyRequests（http status code: 429）说明 OCI 对该用户的请求做了限流，各服务的阈值不同。",
+        '{"detail":"Not Found"} 是本地服务返回的 404，说明请求到了一个不存在的路径。',
+    ],
+)
+def test_an_error_followed_by_what_it_shows_is_an_answer_about_it(reply):
+    assert judge(reply) is None
+
+
+def test_an_error_whose_own_words_say_what_it_shows_is_still_an_error():
+    assert category_of("服务返回错误：429，说明请求过于频繁或超出额度限制，请稍后再试。") == "rate_limit"

@@ -5,12 +5,14 @@ import json
 import pytest
 from sklearn.feature_extraction.text import TfidfVectorizer
 
+from patterns import training
 from patterns.classifier import ModelVerdict, _features, _prepare, char_wb_ngrams, model_judge, model_text
 from patterns.corpus import corpus_rows_load, extra_rows_load, training_fold_rows_load
 from patterns.detector import DEFAULT_WEIGHTS_PATH, default_weights_load
 from patterns.training import (
     detector_fit,
     detector_train,
+    rows_digest,
     sklearn_probabilities,
     threshold_choose,
     weights_dump,
@@ -96,7 +98,8 @@ def test_the_threshold_flags_at_most_the_allowed_share_of_ordinary_answers():
     assert threshold_choose(judged, min_precision=0.7, max_ordinary_fp_rate=0.01) == 0.5
 
 
-def test_ordinary_answers_weigh_less_than_other_rows_in_training():
+def test_ordinary_answers_weigh_ordinary_weight_in_training(monkeypatch):
+    monkeypatch.setattr(training, "ORDINARY_WEIGHT", 0.5)
     rows = [
         {"text": "quota reached, try later", "isError": True, "category": "quota"},
         {"text": "Quota reached: 92% of target", "isError": False, "category": None},
@@ -105,6 +108,13 @@ def test_ordinary_answers_weigh_less_than_other_rows_in_training():
     plain = sklearn_probabilities(detector_fit(rows[:2]), ["Quota reached: 92% of target"])[0]
     lighter = sklearn_probabilities(detector_fit([rows[0], rows[2]]), ["Quota reached: 92% of target"])[0]
     assert lighter > plain
+
+
+def test_the_same_rows_trained_with_other_settings_get_another_version(monkeypatch):
+    rows = [{"text": "quota reached, try later", "isError": True, "category": "quota"}]
+    before = rows_digest(rows)
+    monkeypatch.setitem(training.TRAINING_SETTINGS, "errorC", 1.0)
+    assert rows_digest(rows) != before
 
 
 def test_the_weights_are_plain_json_never_a_pickle():
