@@ -142,8 +142,9 @@ class _Prepared:
         self.idf = np.asarray(weights["idf"], dtype=np.float64)
         self.error_coef = np.asarray(weights["errorCoef"], dtype=np.float64)
         self.error_intercept = float(weights["errorIntercept"])
+        # One category (every failed row of the training data had it) exports no coefficients.
         self.category_coef = np.asarray(weights["categoryCoef"], dtype=np.float64).reshape(
-            len(weights["categoryCoef"]), -1
+            len(weights["categoryCoef"]), len(self.idf)
         )
         self.category_intercept = np.asarray(weights["categoryIntercept"], dtype=np.float64)
 

@@ -136,3 +136,22 @@ def test_the_shipped_default_has_a_threshold_chosen_for_precision():
     weights = default_weights_load()
     assert 0.5 <= weights["threshold"] < 1.0
     assert weights["version"].startswith("default-")
+
+
+def test_the_threshold_is_chosen_over_several_fold_draws_pooled():
+    rows = [{"text": f"quota gone {i}", "isError": True, "category": "quota", "family": f"e{i}"} for i in range(10)]
+    rows += [{"text": f"report {i} done", "isError": False, "category": None, "family": f"o{i}"} for i in range(10)]
+    one = training.pooled_out_of_fold_probabilities(rows, extra=[], k=2, seeds=(7,))
+    three = training.pooled_out_of_fold_probabilities(rows, extra=[], k=2, seeds=(7, 11, 13))
+    assert len(three) == 3 * len(one) == 3 * len(rows)
+    assert rows_digest(rows, seeds=(7,)) != rows_digest(rows, seeds=(7, 11, 13))
+
+
+def test_a_model_trained_on_one_category_names_it():
+    rows = [
+        {"text": "quota gone, buy more credits", "isError": True, "category": "quota"},
+        {"text": "quota exhausted for this key", "isError": True, "category": "quota"},
+        {"text": "the report is done", "isError": False, "category": None},
+    ]
+    weights = weights_export(detector_fit(rows), threshold=0.5, version="one")
+    assert model_judge(weights, "quota gone again").category == "quota"

@@ -7,7 +7,7 @@ import sys
 import pytest
 from django.core.management import call_command
 
-from patterns import detector
+from patterns import detector, training
 from patterns.classifier import ModelVerdict
 from patterns.detection import model_verdict_named
 from patterns.detector import DEFAULT_WEIGHTS_PATH, default_weights_load, detector_store, model_detect, model_score
@@ -65,7 +65,9 @@ def test_a_bad_threshold_setting_stops_the_start_naming_the_variable(value):
 
 
 @pytest.mark.slow
-def test_train_detector_learns_from_ops_marks_and_stores_the_newest_model(staff_user):
+def test_train_detector_learns_from_ops_marks_and_stores_the_newest_model(staff_user, monkeypatch):
+    # One fold draw for the threshold instead of three: what is tested is that marks feed training.
+    monkeypatch.setattr(training, "THRESHOLD_SEEDS", training.THRESHOLD_SEEDS[:1])
     JudgedReplyFactory(
         text="zorblax quota gone, purchase more zorbs", failed=False, mark="missed_failure", category="quota"
     )
