@@ -40,24 +40,6 @@ def _builtin(key, name, pattern, category, retryable, priority, description):
 BUILTINS: list[dict] = [
     # --- hermes-agent's own failure texts ------------------------------------------------------
     _builtin(
-        "response-parse-error-zh",
-        "响应解析错误",
-        "regex:(?:响应|返回)(?:结果|内容)?解析(?:错误|失败|异常)|解析(?:响应|返回)(?:结果|内容)?(?:失败|出错)",
-        "incomplete",
-        False,
-        40,
-        "响应解析错误, 解析返回结果失败: the body could not be read.",
-    ),
-    _builtin(
-        "missing-choices",
-        "A body without choices",
-        "regex:(?:keyerror|error|错误信息)\\W{0,3}'choices'",
-        "incomplete",
-        False,
-        40,
-        "\"Error: 'choices'\", \"KeyError: 'choices'\", \"错误信息: 'choices'\": the response carried no answer.",
-    ),
-    _builtin(
         "hermes-no-reply",
         "hermes-agent: No reply",
         "No reply:",
@@ -149,6 +131,15 @@ BUILTINS: list[dict] = [
         "回复内容为空, 返回结果为空: the call returned nothing.",
     ),
     _builtin(
+        "response-parse-error-zh",
+        "响应解析错误",
+        "regex:(?:响应|返回)(?:结果|内容)?解析(?:错误|失败|异常)|解析(?:响应|返回)(?:结果|内容)?(?:失败|出错)",
+        "incomplete",
+        False,
+        40,
+        "响应解析错误, 解析返回结果失败: the body could not be read.",
+    ),
+    _builtin(
         "bad-data-format-zh",
         "返回的数据格式错误",
         "regex:(?:ai|模型|接口)?返回的?数据格式(?:错误|有误)",
@@ -238,6 +229,15 @@ BUILTINS: list[dict] = [
         False,
         16,
         'The OpenAI Agents SDK\'s "MaxTurnsExceeded: Max turns (10) exceeded": the run stopped before an answer.',
+    ),
+    _builtin(
+        "missing-choices",
+        "A body without choices",
+        "regex:(?:keyerror|error|错误信息)\\W{0,3}'choices'",
+        "incomplete",
+        False,
+        40,
+        "\"Error: 'choices'\", \"KeyError: 'choices'\", \"错误信息: 'choices'\": the response carried no answer.",
     ),
     _builtin(
         "no-choices",
@@ -364,15 +364,6 @@ BUILTINS: list[dict] = [
         True,
         14,
         'The gateway\'s "⏱️ The model provider is rate-limiting requests …".',
-    ),
-    _builtin(
-        "network-problem-zh",
-        "网络问题",
-        "regex:网络(?:连接)?(?:问题|异常)(?:[。！!，,]|$)",
-        "network",
-        True,
-        35,
-        "网络问题, 网络异常 as the whole first sentence (the span takes the noun, so it is not read as prose about one).",
     ),
     _builtin(
         "hermes-thinking-timeout",
@@ -2719,6 +2710,15 @@ BUILTINS: list[dict] = [
         True,
         36,
         'Go\'s "dial tcp: lookup x: no such host".',
+    ),
+    _builtin(
+        "network-problem-zh",
+        "网络问题",
+        "regex:网络(?:连接)?(?:问题|异常)(?:[。！!，,]|$)",
+        "network",
+        True,
+        35,
+        "网络问题, 网络异常 as the whole first sentence (the span takes the noun, so it is not read as prose about one).",
     ),
     _builtin("network-zh", "网络 / 连接错误", "regex:网络|连接", "network", True, 36, "网络错误, 连接失败."),
     _builtin(

@@ -577,8 +577,9 @@ _DEFINITION = (
 #: Words that explain what an error means ("… does not always mean you sent too many requests", "这不是限流而是
 #: 套餐问题", "表示上游响应超时"), refer to the message they follow ("That is the message OpenAI returns …", "— that's
 #: OpenAI's generic 500 text", "：这是…返回的 402 提示") or report that it was dealt with ("I fixed …", "调用恢复正常",
-#: "今天未再出现", "…（http status code: 429）说明 OCI 做了限流", "{"detail":"Not Found"} 是本地服务返回的 404"): after a label, and anywhere in a one-sentence reply's head, they make the reply an answer about an
-#: error, not the error. Provider messages explain how to go on, not what they mean ("Did you mean …?" is no
+#: "今天未再出现"), or follow an error's closing bracket to say what it shows ("…（http status code: 429）说明 OCI
+#: 做了限流", "{"detail":"Not Found"} 是本地服务返回的 404"): after a label, and anywhere in a one-sentence reply's
+#: head, they make the reply an answer about an error, not the error. Provider messages explain how to go on, not what they mean ("Did you mean …?" is no
 #: explanation). Chosen on the folds: no failed reply there carries one.
 _EXPLAINS = (
     r"\b(?:means|meaning|(?:errors?|codes?|statuses|messages?) mean|does not (?:always )?mean|do not treat|actually|root cause|the real (?:error|cause))\b"

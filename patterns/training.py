@@ -279,7 +279,6 @@ def detector_train(
     ``<prefix>-<digest of the rows and settings>``, so the same rows give byte-identical weights.
     The report's figures are pooled over the draws. Raises ValueError when the rows lack errors or
     non-errors."""
-    seeds = THRESHOLD_SEEDS if seeds is None else seeds
     judged = pooled_out_of_fold_probabilities(fold_rows, extra=extra_rows, k=k, seeds=seeds)
     threshold = threshold_choose(judged)
     flagged = [row for row, probability, _c in judged if probability >= threshold]
