@@ -69,6 +69,7 @@ LATER_BATCH_SEEDS = {
     19: 20261225,
     20: 20261227,
     21: 20261228,
+    22: 20261229,
 }
 #: Share of rows (drawn as whole families) in the held-out part.
 HELDOUT_SHARE = 0.25

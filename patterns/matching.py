@@ -394,10 +394,14 @@ _SENTENCE_LEAD = _LEAD + r"(?:[45]\d\d[ :：—–-]+|(?:(?:非常|很)?抱歉|�
 #: Or after the lead, a one-word name and a colon (a model's or a tool's: "deepseek/deepseek-v4-flash: stream
 #: ended before …", "[undefined]: Insufficient Balance"), a Chinese word for a failure ("翻译中断：该模型目前…
 #: 过载", "会话处理异常:You didn't provide an API key.") or a code it returned ("MiniMax 接口返回 1008：余额不足"), when a letter follows ("Total: 499 USD." is a
-#: figure). The sentence must still go on the way provider messages go on (:func:`sentence_goes_on`): "Summary: rate limit exceeded twice today, both retried" is a report.
+#: figure), or a stream cut short or a failed call that names its cause ("stream disconnected before completion: An
+#: error occurred while processing your request", 'Error communicating with OpenAI: "Rate limit reached …"'). The sentence must still go on the way provider messages go on
+#: (:func:`sentence_goes_on`): "Summary: rate limit exceeded twice today, both retried" is a report.
 _NAMED_SENTENCE_LEAD = (
     _LEAD
     + r"(?:[\w./@\[\]-]{1,40}(?:: |：)|\p{Han}{0,8}(?:中断|失败|出错|异常|超时)[:：] ?"
+    + r"|stream (?:disconnected|closed|ended) before(?: completion)?[:：] ?"
+    + r"|error (?:when |while )?(?:communicating with|calling|connecting to) [^:：\n]{1,30}[:：] ?[\"“]?"
     + r"|[\w\p{Han} .-]{0,24}?(?:返回码?|错误码|错误代码|状态码) ?\d{3,6} ?[:：] ?)"
 )
 #: A bare status and a JSON body ("400 {"type":"error","error":{"message":"prompt is too long: …"}}"): the body is
@@ -883,6 +887,9 @@ class Region:
     lead_end: int | None = None
     #: True for a region :func:`error_regions` found (a scan window of scope ``anywhere`` is not one).
     in_error: bool = True
+    #: True when the pattern may stand anywhere in the region but must read as the provider's message there
+    #: (:func:`sentence_goes_on`): a short Chinese reply (:func:`short_chinese_reply`).
+    goes_on: bool = False
 
 
 def _introduced(text: str, start: int) -> bool:
@@ -964,6 +971,45 @@ def _status_body_region(text: str, start: int, limit: int) -> Region:
     return Region(start, limit if body_end is None else body_end)
 
 
+#: The longest reply (characters, stripped) that :func:`short_chinese_reply` takes for one app's error string.
+SHORT_REPLY_CHARS = 40
+_HAN_RE = _vocabulary(r"\p{Han}")
+#: A short Chinese reply that is a question, a definition ("限流：指…"), a figure ("连接超时 3.05 秒", "当前连接：42 /
+#: 151"), a list ("常见错误原因：余额不足、API Key 无效") or a report or advice ("…已自动切换到备用账户并完成任务。",
+#: "限制访问频率，建议在网关层统一实现。", "…通常是…") is no error.
+_SHORT_ANSWER_RE = _vocabulary(
+    r"[?？吗呢]\W*\z|[:：]" + _DEFINITION + r"|\d\s*(?:次|秒|毫秒|分钟|小时|天|个|%|％)|\d\s*/\s*\d"
+    r"|、|完成|成功|建议|通常|一般|的话|(?:^|[^及超按临暂同])时"
+)
+
+
+#: What may follow the provider's words in a short Chinese reply: its end, or a request to act after a word or two
+#: ("限流" + "规则,请稍后重试").
+_SHORT_REPLY_END_RE = _vocabulary(r"[\s。.!！]*\z|\p{Han}{0,4}[，,。.!！ ]*请[^求]")
+
+
+def _ends_a_short_reply(text: str, span: tuple[int, int]) -> bool:
+    """True when a match ``span`` in a short Chinese reply ends it or is followed by a request to act, and is
+    not a bare status ("已设为 500。" is a figure)."""
+    return not text[span[0] : span[1]].isdigit() and _SHORT_REPLY_END_RE.match(text, span[1]) is not None
+
+
+def short_chinese_reply(text: str) -> bool:
+    """True when the whole reply is one short line in Chinese (at most :data:`SHORT_REPLY_CHARS` characters), neither
+    a question, a definition, a count nor an explanation (:data:`_EXPLAINS`): an app's error string, where the
+    provider's words stand anywhere, since Chinese puts them after a verb ("触发平台限流规则,请稍后重试",
+    "请求内容没有通过安全策略", "大模型调用超时"). SPEC §3.3, the reply is one provider sentence."""
+    stripped = text.strip()
+    return (
+        0 < len(stripped) <= SHORT_REPLY_CHARS
+        and "\n" not in stripped
+        and _HAN_RE.search(stripped) is not None
+        and _SHORT_ANSWER_RE.search(stripped) is None
+        and _EXPLAINS_RE.search(stripped) is None
+        and _CONDITIONAL_RE.match(stripped) is None
+    )
+
+
 def error_regions(text: str, *, head_chars: int, tail_chars: int) -> list[Region]:
     """Where the reply *is* an error, in the three shapes of SPEC §3.3 (pure).
 
@@ -1026,6 +1072,8 @@ def error_regions(text: str, *, head_chars: int, tail_chars: int) -> list[Region
             regions.append(Region(0, head_end, lead.end() if lead is not None else 0))
         if _STATUS_BODY_RE.match(head) is not None:
             regions.append(_status_body_region(text, 0, reach))
+        if short_chinese_reply(text):
+            regions.append(Region(0, size, goes_on=True))
     if size > head_end and tail_chars <= 0:
         return regions
     tail_start = max(0, size - tail_chars) if size > head_end else 0
@@ -1592,6 +1640,8 @@ class Matcher:
             if not _provider_words(text, place, span):
                 continue
             if place.lead_end is None:
+                if place.goes_on and not _ends_a_short_reply(text, span):
+                    continue
                 return span
             if span[0] <= place.lead_end and sentence_goes_on(text, span[0], span[1]):
                 return span

@@ -2622,7 +2622,7 @@ def test_an_app_s_short_chinese_error_string_is_an_error_of_its_category(reply, 
         (
             "stream error: stream disconnected before completion: error sending request for url "
             "(https://api.openai.com/v1/responses); retrying 3/5 in 1.2s",
-            "incomplete",
+            "network",
         ),
         (
             "[AI分析] 第1次尝试AI调用失败: Failed to deserialize the JSON body into the target type: messages[0]",
@@ -2667,3 +2667,92 @@ def test_an_error_followed_by_what_it_shows_is_an_answer_about_it(reply):
 
 def test_an_error_whose_own_words_say_what_it_shows_is_still_an_error():
     assert category_of("服务返回错误：429，说明请求过于频繁或超出额度限制，请稍后再试。") == "rate_limit"
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [
+        ("100002 触发平台限流规则,请稍后重试", "rate_limit"),
+        ("100011 无可用额度", "quota"),
+        ("200004 大模型调用超时", "timeout"),
+        ("100008 请求内容没有通过安全策略", "content_filter"),
+        ("您的积分余额不足，请及时充值以继续使用", "quota"),
+    ],
+)
+def test_a_short_chinese_app_string_is_an_error_wherever_its_provider_words_stand(reply, category):
+    assert category_of(reply) == category
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "连接超时 3.05 秒",
+        "余额不足会停用。",
+        "已设为 500。",
+        "默认超时：60 秒",
+        "余额不足是什么意思？",
+        "限流：指单位时间内的请求数被限制。",
+    ],
+)
+def test_a_short_chinese_figure_question_definition_or_remark_is_no_error(reply):
+    assert judge(reply) is None
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [
+        (
+            "stream disconnected before completion: An error occurred while processing your request. You can retry "
+            "your request.",
+            "server_error",
+        ),
+        (
+            "stream disconnected before completion: error sending request for url "
+            "(https://chatgpt.com/backend-api/codex/responses)",
+            "network",
+        ),
+        ("stream disconnected before completion: stream closed before response.completed", "incomplete"),
+        (
+            'Error communicating with OpenAI: "Rate limit reached for 10KTPM-200RPM in organization org-x on tokens '
+            'per min. Limit: 10000 / min. Please try again in 6ms."',
+            "rate_limit",
+        ),
+        ("Error calling LLM: litellm.BadGatewayError: BadGatewayError: OpenAIException -", "server_error"),
+    ],
+)
+def test_a_stream_cut_short_or_a_failed_call_takes_the_category_of_the_cause_it_names(reply, category):
+    assert category_of(reply) == category
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [
+        ('The model "llama3.1:8b" was not found. To download it, run `ollama run llama3.1:8b`.', "model_not_found"),
+        (
+            'API Error: 400 {"error":{"message":"unknown provider for model claude-sonnet-4-5","type":"x"}}',
+            "model_not_found",
+        ),
+        ('{"error": true, "message": "you are not allowed to use xxx model"}', "model_not_found"),
+        ("Error code: 413 - {'message': 'batch size 77 > maximum allowed batch size 32', 'code': 413}", "other"),
+        ('API validation failed: {"error":{"message":"max_tokens must be at least 16 for sonar."}}', "other"),
+        ("The reasoning_content in the thinking mode must be passed back to the API.", "other"),
+        (
+            "unexpected status 502 Bad Gateway: upstream stream error: The `content[].thinking` in the thinking mode "
+            "must be passed back to the API.",
+            "other",
+        ),
+        (
+            "请求千问 API 时发生错误：{'error_code': <HTTPStatus.INTERNAL_SERVER_ERROR: 500>, 'text': 'Role must be user "
+            "or assistant and Content length must be greater than 0'}",
+            "other",
+        ),
+        (
+            "Error code: 400 - {'error': {'message': 'Exceeded limit on max bytes to request body : 6291456'}}",
+            "context_length",
+        ),
+        ('AI_APICallError: Failed to process successful response url: "http://127.0.0.1:11434/api/chat"', "incomplete"),
+        ("Ollama Unreachable", "network"),
+    ],
+)
+def test_failed_replies_of_the_twenty_second_batch_wordings_name_their_cause(reply, category):
+    assert category_of(reply) == category
