@@ -70,6 +70,7 @@ LATER_BATCH_SEEDS = {
     20: 20261227,
     21: 20261228,
     22: 20261229,
+    23: 20261230,
 }
 #: Share of rows (drawn as whole families) in the held-out part.
 HELDOUT_SHARE = 0.25

@@ -1683,8 +1683,17 @@ class Matcher:
         its end, never at a window edge; ``(?m:^)`` matches after a newline
         inside a window. Blank text matches nothing (the caller decides
         what a blank reply is, see :func:`blank_detection`).
+
+        Once a pattern places the reply as an error, the body's cause beats
+        its wrapper or status: the verdict is the best pattern whose words
+        appear anywhere in the windows (:meth:`name`), which may be a better
+        one than the placed pattern ("Service unavailable - try again later …
+        The model is overloaded." is ``overloaded``).
         """
-        return next(self._iter_matches(text, head_chars=head_chars, tail_chars=tail_chars), None)
+        placed = next(self._iter_matches(text, head_chars=head_chars, tail_chars=tail_chars), None)
+        if placed is None:
+            return None
+        return self.name(text, head_chars=head_chars, tail_chars=tail_chars) or placed
 
     def name(self, text: str | None, *, head_chars: int, tail_chars: int) -> Detection | None:
         """The best ``(priority, id)`` pattern whose words appear anywhere in the

@@ -2756,3 +2756,68 @@ def test_a_stream_cut_short_or_a_failed_call_takes_the_category_of_the_cause_it_
 )
 def test_failed_replies_of_the_twenty_second_batch_wordings_name_their_cause(reply, category):
     assert category_of(reply) == category
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [
+        (
+            "Service unavailable - try again later or consider setting this node to retry automatically (in the node "
+            "settings) [GoogleGenerativeAI Error]: Error fetching from https://generativelanguage.googleapis.com: "
+            "[503 Service Unavailable] The model is overloaded. Please try again later.",
+            "overloaded",
+        ),
+        ("502 - the provider rejected the gateway's credentials", "auth"),
+        (
+            'Reason: Rate limit exceeded {"message":"The engine is currently overloaded, please try again later",'
+            '"type":"engine_overloaded"}',
+            "overloaded",
+        ),
+        ("NETWORK ERROR DUE TO HIGH TRAFFIC. PLEASE REGENERATE OR REFRESH THIS PAGE. (error_code: 4)", "overloaded"),
+        (
+            "NETWORK ERROR DUE TO HIGH TRAFFIC. PLEASE REGENERATE OR REFRESH THIS PAGE. (error_code: 50004, Prompt "
+            "tokens (9471) + max-sampled tokens (512) exceeds max (9216))",
+            "context_length",
+        ),
+    ],
+)
+def test_once_a_reply_is_an_error_the_cause_in_its_body_beats_its_wrapper_or_status(reply, category):
+    assert category_of(reply) == category
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [
+        ('openai.error.APIError: HTTP code 200 from API ("{\\"rate_limit_usage\\": {\\)', "incomplete"),
+        ("KeyError 'content'", "incomplete"),
+        (
+            "Response payload is not completed: <TransferEncodingError: 400, message='Not enough data to satisfy "
+            "transfer length header.'>",
+            "network",
+        ),
+        ("ValueError: Unable to instantiate model", "server_error"),
+        (
+            "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization`",
+            "server_error",
+        ),
+    ],
+)
+def test_failed_replies_of_the_twenty_third_batch_wordings_name_their_cause(reply, category):
+    assert category_of(reply) == category
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [
+        ("Unexpected token 'N', \"Not Found\" is not valid JSON", "incomplete"),
+        ("xinference: An error occurred during streaming.", "incomplete"),
+        ("Problem in node 'AI Agent' \"nomic-embed-text:latest\" does not support chat", "model_not_found"),
+        (
+            "srv update_slots: failed to decode the batch: KV cache is full - try increasing it via the context size",
+            "context_length",
+        ),
+    ],
+)
+def test_the_twenty_third_batch_s_words_the_model_finds_name_their_category(reply, category):
+    found = builtin_matcher().name(reply, head_chars=500, tail_chars=800)
+    assert found is not None and found.category == category
