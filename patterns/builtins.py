@@ -1634,7 +1634,7 @@ BUILTINS: list[dict] = [
     _builtin(
         "prompt-too-long",
         "Prompt too long",
-        "regex:(?:prompt|input) is too long|too many tokens|max_tokens|range of input length",
+        "regex:(?:prompt|input)(?: \\(or history\\))? is too long|too many tokens|max_tokens|range of input length",
         "context_length",
         False,
         26,
@@ -1648,6 +1648,15 @@ BUILTINS: list[dict] = [
         False,
         26,
         '"Request payload too large (413)", "Exceeded limit on max bytes to request body", "… exceeds maximum allowed content length".',
+    ),
+    _builtin(
+        "exceeds-maximum-allowed-length",
+        "Exceeds the maximum allowed length",
+        "exceeds the maximum allowed length",
+        "context_length",
+        False,
+        26,
+        'SGLang\'s "Input length (700001 tokens) exceeds the maximum allowed length (536826 tokens)".',
     ),
     _builtin(
         "kv-cache-full",

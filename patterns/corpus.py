@@ -45,7 +45,7 @@ HELDOUT_SEED = 20261201
 ORDINARY_HELDOUT_SEED = 20261202
 #: The seeds of the later ordinary batches' held-out draws, by batch number (each fixed once, before any training or
 #: evaluation on that batch). A later ordinary batch N lives in ``ordinary-folds-N.jsonl`` and ``ordinary-heldout-N.jsonl``.
-ORDINARY_LATER_BATCH_SEEDS = {2: 20261211, 3: 20261214, 4: 20261216, 5: 20261222, 6: 20261224, 7: 20261226}
+ORDINARY_LATER_BATCH_SEEDS = {2: 20261211, 3: 20261214, 4: 20261216, 5: 20261222, 6: 20261224, 7: 20261226, 8: 20261231}
 #: The seeds of the later batches' held-out draws, by batch number (each fixed once, before any training or
 #: evaluation on that batch). A later batch N lives in ``folds-N.jsonl`` and ``heldout-N.jsonl``.
 LATER_BATCH_SEEDS = {

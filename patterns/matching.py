@@ -395,13 +395,15 @@ _SENTENCE_LEAD = _LEAD + r"(?:[45]\d\d[ :：—–-]+|(?:(?:非常|很)?抱歉|�
 #: ended before …", "[undefined]: Insufficient Balance"), a Chinese word for a failure ("翻译中断：该模型目前…
 #: 过载", "会话处理异常:You didn't provide an API key.") or a code it returned ("MiniMax 接口返回 1008：余额不足"), when a letter follows ("Total: 499 USD." is a
 #: figure), or a stream cut short or a failed call that names its cause ("stream disconnected before completion: An
-#: error occurred while processing your request", 'Error communicating with OpenAI: "Rate limit reached …"'). The sentence must still go on the way provider messages go on
+#: error occurred while processing your request", 'Error communicating with OpenAI: "Rate limit reached …"'), gpt_academic's
+#: "[Local Message] " or a failure that gives its reason ("Something went wrong during completion. Reason: …"). The sentence must still go on the way provider messages go on
 #: (:func:`sentence_goes_on`): "Summary: rate limit exceeded twice today, both retried" is a report.
 _NAMED_SENTENCE_LEAD = (
     _LEAD
     + r"(?:[\w./@\[\]-]{1,40}(?:: |：)|\p{Han}{0,8}(?:中断|失败|出错|异常|超时)[:：] ?"
     + r"|stream (?:disconnected|closed|ended) before(?: completion)?[:：] ?"
     + r"|error (?:when |while )?(?:communicating with|calling|connecting to) [^:：\n]{1,30}[:：] ?[\"“]?"
+    + r"|\[local message\] ?|[^\n.:]{0,40}?(?:went wrong|failed|error|can't invoke)[^\n.:]{0,40}?[.,]? reason[:：] ?['\"]?"
     + r"|[\w\p{Han} .-]{0,24}?(?:返回码?|错误码|错误代码|状态码) ?\d{3,6} ?[:：] ?)"
 )
 #: A bare status and a JSON body ("400 {"type":"error","error":{"message":"prompt is too long: …"}}"): the body is
@@ -974,11 +976,10 @@ def _status_body_region(text: str, start: int, limit: int) -> Region:
 #: The longest reply (characters, stripped) that :func:`short_chinese_reply` takes for one app's error string.
 SHORT_REPLY_CHARS = 40
 _HAN_RE = _vocabulary(r"\p{Han}")
-#: A short Chinese reply that is a question, a definition ("限流：指…"), a figure ("连接超时 3.05 秒", "当前连接：42 /
-#: 151"), a list ("常见错误原因：余额不足、API Key 无效") or a report or advice ("…已自动切换到备用账户并完成任务。",
-#: "限制访问频率，建议在网关层统一实现。", "…通常是…") is no error.
+#: A short Chinese reply that is a question, a figure ("连接超时 3.05 秒"), a list ("余额不足、API Key 无效") or a
+#: report or advice ("…已自动切换到备用账户并完成任务。", "限制访问频率，建议在网关层统一实现。", "…通常是…") is no error.
 _SHORT_ANSWER_RE = _vocabulary(
-    r"[?？吗呢]\W*\z|[:：]" + _DEFINITION + r"|\d\s*(?:次|秒|毫秒|分钟|小时|天|个|%|％)|\d\s*/\s*\d"
+    r"[?？吗呢]\W*\z|\d\s*(?:次|秒|毫秒|分钟|小时|天|个|%|％)|\d\s*/\s*\d"
     r"|、|完成|成功|建议|通常|一般|的话|(?:^|[^及超按临暂同])时"
 )
 
@@ -994,9 +995,20 @@ def _ends_a_short_reply(text: str, span: tuple[int, int]) -> bool:
     return not text[span[0] : span[1]].isdigit() and _SHORT_REPLY_END_RE.match(text, span[1]) is not None
 
 
+#: What may stand before a colon in a short Chinese error string: a status, a word for a failure or its cause, an
+#: error code's name ("500: 当前API请求过多", "测试失败：Connection error.", "(error_code: 1)"). Any other label makes
+#: the reply a record or a definition ("退款结果：FAIL，…余额不足。", "POS 显示：51-余额不足。", "限流：指…").
+_SHORT_LABEL_RE = _vocabulary(r"(?:[45]\d\d|失败|错误|异常|出错|超时|原因|error_code)\s*\z")
+
+
+def _labels_only_errors(text: str) -> bool:
+    """True when every colon of ``text`` follows a label :data:`_SHORT_LABEL_RE` allows."""
+    return all(_SHORT_LABEL_RE.search(text[:at]) is not None for at, char in enumerate(text) if char in ":：")
+
+
 def short_chinese_reply(text: str) -> bool:
     """True when the whole reply is one short line in Chinese (at most :data:`SHORT_REPLY_CHARS` characters), neither
-    a question, a definition, a count nor an explanation (:data:`_EXPLAINS`): an app's error string, where the
+    a question, a record, a figure, a list, a report nor an explanation (:data:`_EXPLAINS`): an app's error string, where the
     provider's words stand anywhere, since Chinese puts them after a verb ("触发平台限流规则,请稍后重试",
     "请求内容没有通过安全策略", "大模型调用超时"). SPEC §3.3, the reply is one provider sentence."""
     stripped = text.strip()
@@ -1005,6 +1017,7 @@ def short_chinese_reply(text: str) -> bool:
         and "\n" not in stripped
         and _HAN_RE.search(stripped) is not None
         and _SHORT_ANSWER_RE.search(stripped) is None
+        and _labels_only_errors(stripped)
         and _EXPLAINS_RE.search(stripped) is None
         and _CONDITIONAL_RE.match(stripped) is None
     )
@@ -1420,6 +1433,11 @@ def in_figure(text: str, span: tuple[int, int]) -> bool:
     )
 
 
+#: A verb of being that makes a phrase a statement rather than a term: "prompt is too long" before ": 202128 tokens"
+#: is the provider's message; "Rate limit" before ": 60 requests per minute" and "Quota exceeded" before ": 3 of 40
+#: teams" are a spec line's or a report's term.
+_STATEMENT_RE = _vocabulary(r"\b(?:is|are|was|were)\b")
+
 #: How much text after a phrase :func:`sentence_goes_on` reads.
 _AFTER_CHARS = 300
 
@@ -1445,7 +1463,8 @@ def sentence_goes_on(text: str, start: int, end: int) -> bool:
     if end - start >= LONG_PHRASE_CHARS or text[end - 1] in ":：":
         return True
     if _SENTENCE_END_RE.match(after) is not None:
-        return not _spec_value(after, 0)
+        # A statement ("prompt is too long: 202128 tokens > 200000 maximum") is no spec line's term.
+        return _STATEMENT_RE.search(text, start, end) is not None or not _spec_value(after, 0)
     rest = _SENTENCE_REST_RE.match(after)
     if rest is None or _PROSE_RE.search(rest.group()) is not None:
         return False

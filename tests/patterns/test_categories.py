@@ -2821,3 +2821,39 @@ def test_failed_replies_of_the_twenty_third_batch_wordings_name_their_cause(repl
 def test_the_twenty_third_batch_s_words_the_model_finds_name_their_category(reply, category):
     found = builtin_matcher().name(reply, head_chars=500, tail_chars=800)
     assert found is not None and found.category == category
+
+
+@pytest.mark.parametrize(
+    "reply, category",
+    [
+        ("prompt is too long: 202128 tokens > 200000 maximum", "context_length"),
+        ("[Local Message] You exceeded your current quota. OpenAI以账户额度不足为由, 拒绝服务.", "quota"),
+        ("[Local Message] Input (or history) is too long, please reduce input or clear history.", "context_length"),
+        ("Something went wrong during completion. Reason: Error communicating with OpenAI", "network"),
+        (
+            "Something went wrong during completion. Reason: You exceeded your current quota, please check your plan "
+            "and billing details.",
+            "quota",
+        ),
+    ],
+)
+def test_a_statement_before_its_figures_or_a_wrapper_that_gives_a_reason_is_the_error(reply, category):
+    assert category_of(reply) == category
+
+
+def test_an_input_over_the_maximum_allowed_length_is_named_context_length():
+    reply = "Input length (700001 tokens) exceeds the maximum allowed length (536826 tokens)."
+    assert builtin_matcher().name(reply, head_chars=500, tail_chars=800).category == "context_length"
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "退款结果：FAIL，err_code=NOTENOUGH，基本账户余额不足。",
+        "POS 显示：51-余额不足。",
+        "排查步骤：先在商家中心查看可用余额；不足则充值。",
+        "Quota exceeded: 3 of 40 teams this quarter (sales, ops, support).",
+    ],
+)
+def test_a_short_record_of_another_system_s_result_is_no_error(reply):
+    assert judge(reply) is None

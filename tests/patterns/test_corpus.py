@@ -175,5 +175,5 @@ def test_training_folds_are_every_batch_folds_and_the_ordinary_folds_never_a_hel
     folds = [row for batch in BATCHES for row in batch_rows_load(batch.number)[0]]
     assert ids == {row["id"] for row in folds + ordinary[0]}
     assert (
-        len(BATCHES) == 23 and len(ORDINARY_BATCHES) == 7 and all(batch_rows_load(batch.number)[0] for batch in BATCHES)
+        len(BATCHES) == 23 and len(ORDINARY_BATCHES) == 8 and all(batch_rows_load(batch.number)[0] for batch in BATCHES)
     )
