@@ -2872,7 +2872,7 @@ BUILTINS: list[dict] = [
     _builtin(
         "error-during-streaming",
         "Error during streaming",
-        "regex:error occurred during streaming",
+        "error occurred during streaming",
         "incomplete",
         True,
         40,

@@ -889,9 +889,9 @@ class Region:
     lead_end: int | None = None
     #: True for a region :func:`error_regions` found (a scan window of scope ``anywhere`` is not one).
     in_error: bool = True
-    #: True when the pattern may stand anywhere in the region but must read as the provider's message there
-    #: (:func:`sentence_goes_on`): a short Chinese reply (:func:`short_chinese_reply`).
-    goes_on: bool = False
+    #: True for a short Chinese reply (:func:`short_chinese_reply`): the pattern may stand anywhere in it
+    #: but must end it or be followed by a request to act (:func:`_ends_a_short_reply`).
+    short_reply: bool = False
 
 
 def _introduced(text: str, start: int) -> bool:
@@ -1086,7 +1086,7 @@ def error_regions(text: str, *, head_chars: int, tail_chars: int) -> list[Region
         if _STATUS_BODY_RE.match(head) is not None:
             regions.append(_status_body_region(text, 0, reach))
         if short_chinese_reply(text):
-            regions.append(Region(0, size, goes_on=True))
+            regions.append(Region(0, size, short_reply=True))
     if size > head_end and tail_chars <= 0:
         return regions
     tail_start = max(0, size - tail_chars) if size > head_end else 0
@@ -1659,7 +1659,7 @@ class Matcher:
             if not _provider_words(text, place, span):
                 continue
             if place.lead_end is None:
-                if place.goes_on and not _ends_a_short_reply(text, span):
+                if place.short_reply and not _ends_a_short_reply(text, span):
                     continue
                 return span
             if span[0] <= place.lead_end and sentence_goes_on(text, span[0], span[1]):
@@ -1672,8 +1672,16 @@ class Matcher:
         return None
 
     def matches(self, text: str | None, *, head_chars: int, tail_chars: int) -> list[Detection]:
-        """Every enabled pattern that matches, best ``(priority, id)`` first (SPEC §3.4)."""
-        return list(self._iter_matches(text, head_chars=head_chars, tail_chars=tail_chars))
+        """Every enabled pattern that matches, best ``(priority, id)`` first (SPEC §3.4); the first is
+        :meth:`detect`'s verdict."""
+        return list(self._verdicts(text, head_chars=head_chars, tail_chars=tail_chars))
+
+    def _verdicts(self, text, *, head_chars, tail_chars):
+        """Nothing unless a pattern places the reply as an error; then every pattern whose words appear
+        anywhere in the windows, best first (the body's cause beats its wrapper or status)."""
+        if next(self._iter_matches(text, head_chars=head_chars, tail_chars=tail_chars), None) is None:
+            return iter(())
+        return self._iter_matches(text, head_chars=head_chars, tail_chars=tail_chars, placed=False)
 
     def _iter_matches(self, text, *, head_chars, tail_chars, placed=True):
         if not text or not text.strip() or not len(self):  # callers decide what a blank reply is (is_blank)
@@ -1705,14 +1713,11 @@ class Matcher:
 
         Once a pattern places the reply as an error, the body's cause beats
         its wrapper or status: the verdict is the best pattern whose words
-        appear anywhere in the windows (:meth:`name`), which may be a better
-        one than the placed pattern ("Service unavailable - try again later …
-        The model is overloaded." is ``overloaded``).
+        appear anywhere in the windows (as :meth:`name` finds it), which may
+        be a better one than the placed pattern ("Service unavailable - try
+        again later … The model is overloaded." is ``overloaded``).
         """
-        placed = next(self._iter_matches(text, head_chars=head_chars, tail_chars=tail_chars), None)
-        if placed is None:
-            return None
-        return self.name(text, head_chars=head_chars, tail_chars=tail_chars) or placed
+        return next(self._verdicts(text, head_chars=head_chars, tail_chars=tail_chars), None)
 
     def name(self, text: str | None, *, head_chars: int, tail_chars: int) -> Detection | None:
         """The best ``(priority, id)`` pattern whose words appear anywhere in the

@@ -2588,6 +2588,14 @@ def test_a_port_after_port_is_not_a_status():
             "server_error",
         ),
         ("请珍惜机器人，当前提问内容不合规！", "content_filter"),
+        ("Unexpected token 'N', \"Not Found\" is not valid JSON", "incomplete"),
+        ("xinference: An error occurred during streaming.", "incomplete"),
+        ("Problem in node 'AI Agent' \"nomic-embed-text:latest\" does not support chat", "model_not_found"),
+        (
+            "srv update_slots: failed to decode the batch: KV cache is full - try increasing it via the context size",
+            "context_length",
+        ),
+        ("Input length (700001 tokens) exceeds the maximum allowed length (536826 tokens).", "context_length"),
     ],
 )
 def test_the_words_of_failed_replies_the_model_finds_name_their_category(reply, category):
@@ -2785,6 +2793,14 @@ def test_once_a_reply_is_an_error_the_cause_in_its_body_beats_its_wrapper_or_sta
     assert category_of(reply) == category
 
 
+def test_the_verdict_is_the_first_of_every_matching_pattern_when_the_body_beats_the_status():
+    reply = "502 - the provider rejected the gateway's credentials"
+    matcher = builtin_matcher()
+    matches = matcher.matches(reply, head_chars=500, tail_chars=800)
+    assert matches[0] == judge(reply) and matches[0].category == "auth"
+    assert "server_error" in {found.category for found in matches}
+
+
 @pytest.mark.parametrize(
     "reply, category",
     [
@@ -2809,23 +2825,6 @@ def test_failed_replies_of_the_twenty_third_batch_wordings_name_their_cause(repl
 @pytest.mark.parametrize(
     "reply, category",
     [
-        ("Unexpected token 'N', \"Not Found\" is not valid JSON", "incomplete"),
-        ("xinference: An error occurred during streaming.", "incomplete"),
-        ("Problem in node 'AI Agent' \"nomic-embed-text:latest\" does not support chat", "model_not_found"),
-        (
-            "srv update_slots: failed to decode the batch: KV cache is full - try increasing it via the context size",
-            "context_length",
-        ),
-    ],
-)
-def test_the_twenty_third_batch_s_words_the_model_finds_name_their_category(reply, category):
-    found = builtin_matcher().name(reply, head_chars=500, tail_chars=800)
-    assert found is not None and found.category == category
-
-
-@pytest.mark.parametrize(
-    "reply, category",
-    [
         ("prompt is too long: 202128 tokens > 200000 maximum", "context_length"),
         ("[Local Message] You exceeded your current quota. OpenAI以账户额度不足为由, 拒绝服务.", "quota"),
         ("[Local Message] Input (or history) is too long, please reduce input or clear history.", "context_length"),
@@ -2839,11 +2838,6 @@ def test_the_twenty_third_batch_s_words_the_model_finds_name_their_category(repl
 )
 def test_a_statement_before_its_figures_or_a_wrapper_that_gives_a_reason_is_the_error(reply, category):
     assert category_of(reply) == category
-
-
-def test_an_input_over_the_maximum_allowed_length_is_named_context_length():
-    reply = "Input length (700001 tokens) exceeds the maximum allowed length (536826 tokens)."
-    assert builtin_matcher().name(reply, head_chars=500, tail_chars=800).category == "context_length"
 
 
 @pytest.mark.parametrize(
